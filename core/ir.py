@@ -7,9 +7,10 @@ unexpected type, explicit nulls in optional fields) is kept in the ``extra`` map
 object it was found on, under its original key. A writer for the source format merges
 ``extra`` back over the typed fields and gets the original JSON value.
 
-Typed fields hold a value only when it has the documented type; otherwise the field holds
-its default and the original value sits in ``extra``.  ``None`` in a typed field means
-"absent".
+Typed fields hold a value only when it has the documented type; otherwise the field is
+``None`` and the original value sits in ``extra``. ``None`` in a typed field always means
+"absent" (an explicit JSON ``null`` in the source is kept in ``extra``), so converters treat
+every typed field as optional.
 
 Three views are offered on :class:`Document`: the whole tree (:attr:`Document.entries`,
 :meth:`Document.children`, :meth:`Document.roots`, :meth:`Document.leaves`), the path to a
@@ -41,7 +42,7 @@ JSON = Any
 class Text:
     """Visible text. ``signature`` is opaque provider replay data for the text."""
 
-    text: str = ""
+    text: str | None = None
     signature: str | None = None
     extra: Mapping[str, JSON] = EMPTY
 
@@ -50,8 +51,8 @@ class Text:
 class Image:
     """An inline image: base64 ``data`` of media type ``media_type``."""
 
-    data: str = ""
-    media_type: str = ""
+    data: str | None = None
+    media_type: str | None = None
     extra: Mapping[str, JSON] = EMPTY
 
 
@@ -60,9 +61,9 @@ class Reasoning:
     """Model reasoning ("thinking"). ``redacted`` reasoning has no readable text; its
     ``signature`` carries the provider's encrypted payload."""
 
-    text: str = ""
+    text: str | None = None
     signature: str | None = None
-    redacted: bool = False
+    redacted: bool | None = None
     extra: Mapping[str, JSON] = EMPTY
 
 
@@ -70,8 +71,8 @@ class Reasoning:
 class ToolCall:
     """A request by the model to run a tool. ``arguments`` is the parsed JSON object."""
 
-    call_id: str = ""
-    name: str = ""
+    call_id: str | None = None
+    name: str | None = None
     arguments: JSON = None
     signature: str | None = None
     namespace: str | None = None
@@ -140,7 +141,7 @@ class ModelRef:
 class ToolSpec:
     """A tool declared to the model: name, description and JSON Schema ``parameters``."""
 
-    name: str = ""
+    name: str | None = None
     description: str | None = None
     parameters: JSON = None
     extra: Mapping[str, JSON] = EMPTY
@@ -149,13 +150,14 @@ class ToolSpec:
 @dataclass(frozen=True, slots=True)
 class SystemMessage:
     """Instructions and tool loadout. ``sections`` patches named prompt sections (a
-    ``None`` value removes one); ``tools_added`` / ``tools_removed`` change the tool set.
+    ``None`` value removes one); ``tools_added`` / ``tools_removed`` change the tool set
+    (a removal names the tool in ``ToolSpec.name``).
     Replaying system messages in order yields the current prompt and tools."""
 
     content: Content | None = None
     sections: Mapping[str, str | None] | None = None
     tools_added: tuple[ToolSpec, ...] | None = None
-    tools_removed: tuple[str, ...] | None = None
+    tools_removed: tuple[ToolSpec, ...] | None = None
     timestamp: float | None = None
     extra: Mapping[str, JSON] = EMPTY
 
@@ -246,7 +248,7 @@ class SummaryMessage:
     (older history replaced by a summary) or ``branch`` (an abandoned branch)."""
 
     kind: str = "compaction"
-    summary: str = ""
+    summary: str | None = None
     tokens_before: int | None = None
     from_id: str | None = None
     timestamp: float | None = None
@@ -475,7 +477,8 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """Session-level metadata from the source's header."""
+    """Session-level metadata from the source's header. ``other_headers`` holds any
+    further header lines as ``(line, value)``: they are not part of the tree."""
 
     id: str | None = None
     created: str | None = None
@@ -484,6 +487,7 @@ class SessionInfo:
     source_format: str = ""
     source_version: int | None = None
     source_path: str | None = None
+    other_headers: tuple[tuple[int, JSON], ...] = ()
     extra: Mapping[str, JSON] = EMPTY
 
 
