@@ -23,12 +23,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Union
 
 IR_VERSION: tuple[int, int] = (1, 0)
 
-EMPTY: Mapping[str, Any] = MappingProxyType({})
+class _EmptyMapping(Mapping[str, Any]):
+    """An immutable, hashable empty mapping (dataclass defaults must be hashable)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "{}"
+
+
+EMPTY: Mapping[str, Any] = _EmptyMapping()
 """Shared empty ``extra`` mapping (most objects carry no unknown members)."""
 
 JSON = Any

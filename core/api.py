@@ -1,0 +1,129 @@
+"""The library's entry points: load a session, convert it, list the formats."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Mapping
+from typing import IO, Any, BinaryIO
+
+from .errors import InputError, ValidationFailed
+from .ir import Document, Issue
+from .registry import Converter, get_registry
+from .report import Report
+
+Source = str | os.PathLike[str] | bytes | BinaryIO
+
+
+def _open(source: Source) -> tuple[BinaryIO | bytes, str]:
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source), "<bytes>"
+    if hasattr(source, "read"):
+        return source, getattr(source, "name", "<stream>")  # type: ignore[return-value]
+    path = os.fspath(source)  # type: ignore[arg-type]
+    if path == "-":
+        return sys.stdin.buffer, "<stdin>"
+    if not os.path.exists(path):
+        raise InputError("no such file", path=path)
+    if os.path.isdir(path):
+        raise InputError("is a directory, not a session file", path=path)
+    try:
+        return open(path, "rb"), path
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
+
+
+def load(source: Source, *, recover_glued: bool = False) -> Document:
+    """Read a pi session (a path, ``"-"`` for stdin, bytes or a binary stream) into the IR.
+
+    Never raises on bad lines: they become :attr:`Document.issues`. Raises
+    :class:`InputError` when the input cannot be read or is no pi session at all.
+    """
+    from .reader import read_records
+    from .session import build_document
+
+    stream, name = _open(source)
+    try:
+        result = read_records(stream, recover_glued=recover_glued)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
+    finally:
+        if stream is not sys.stdin.buffer and hasattr(stream, "close") and not hasattr(source, "read"):
+            stream.close()
+    if result.lines_read == 0:
+        raise InputError("empty file: not a pi session", path=name)
+    records = [(r.line, r.value) for r in result.records]
+    if not any(v.get("type") == "session" for _l, v in records) and not any(
+        type(v.get("type")) is str and ("id" in v or "parentId" in v or "message" in v) for _l, v in records
+    ):
+        first = result.problems[0] if result.problems else None
+        why = f" (line {first.line}: {first.message})" if first else ""
+        raise InputError(f"not a pi session: no session header and no session entries{why}", path=name)
+    problems = [Issue(p.line, p.code, p.message) for p in result.problems]
+    source_path = None if name.startswith("<") else name
+    return build_document(records, problems, result.lines_read, source_path)
+
+
+def formats() -> list[Converter]:
+    """Every registered output format, built-in and from plugins."""
+    return get_registry().formats()
+
+
+def convert(
+    document: Document | Source,
+    to: str,
+    out: IO[bytes] | str | os.PathLike[str],
+    options: Mapping[str, Any] | None = None,
+    *,
+    validate: bool = True,
+) -> Report:
+    """Write ``document`` (or the session at a path) as format ``to`` into ``out``.
+
+    With ``validate`` the output is checked with the format's schema or checker before it
+    is released; a failure raises :class:`ValidationFailed` and nothing is written to a
+    path ``out``.
+    """
+    converter = get_registry().get(to)
+    doc = document if isinstance(document, Document) else load(document)
+    opts = dict(options or {})
+    target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else None
+    opts.setdefault("output_path", target)
+    report = new_report(converter, doc)
+    buffer = io.BytesIO()
+    converter.write(doc, buffer, opts, report)
+    data = buffer.getvalue()
+    if validate and converter.check is not None:
+        errors = converter.check(data)
+        if errors:
+            shown = "; ".join(errors[:5])
+            raise ValidationFailed(
+                f"{converter.name} output failed validation ({len(errors)} problems): {shown}",
+                path=doc.session.source_path,
+            )
+    if target is not None:
+        write_atomic(target, data)
+    else:
+        out.write(data)  # type: ignore[union-attr]
+    return report
+
+
+def new_report(converter: Converter, doc: Document) -> Report:
+    report = Report(format=converter.name, source=doc.session.source_path)
+    report.lines_read = doc.lines_read
+    report.entries_read = len(doc.entries)
+    report.add_issues(doc.issues)
+    return report
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write to a temporary file beside ``path`` and rename it into place, so readers
+    never see a half-written output."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

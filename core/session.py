@@ -1,0 +1,290 @@
+"""pi's session semantics: header, migrations v1 → v2 → v3, the id/parentId tree, the leaf.
+
+This follows pi 1.6.0's ``SessionManager`` (``session-manager.js``) step for step, in
+memory only: the input is never rewritten. Where pi loses data or hangs (no header, a
+parent cycle), piconv keeps going, repairs the tree and reports a problem; those choices
+are documented in ``docs/formats/pi.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from .context import build_context
+from .ir import Document, Entry, Issue, SessionInfo
+from .pientry import load_entry
+
+CURRENT_VERSION = 3
+
+
+def js_number(value: Any) -> float:
+    """JavaScript's ``ToNumber`` for the values a header ``version`` can hold."""
+    if value is None:
+        return 0.0
+    if value is True or value is False:
+        return float(value)
+    if type(value) is int or type(value) is float:
+        return float(value)
+    if type(value) is str:
+        text = value.strip()
+        if not text:
+            return 0.0
+        try:
+            return float(int(text, 0)) if text[:2].lower() in ("0x", "0o", "0b") else float(text)
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def synthetic_id(n: int) -> str:
+    """The id pi gives the n-th entry of a version 1 file when its random source is
+    replaced by a counter (the oracle's ``--deterministic-ids``): ``00000001``, ..."""
+    return f"{n:08x}"
+
+
+class _Builder:
+    def __init__(self, source_path: str | None) -> None:
+        self.source_path = source_path
+        self.issues: list[Issue] = []
+
+    def problem(self, line: int, code: str, message: str) -> None:
+        self.issues.append(Issue(line, code, message))
+
+    # -- header --------------------------------------------------------------------
+    def split_header(
+        self, records: list[tuple[int, dict[str, Any]]]
+    ) -> tuple[tuple[int, dict[str, Any]] | None, list[tuple[int, dict[str, Any]]]]:
+        header = None
+        for index, (line, value) in enumerate(records):
+            if value.get("type") == "session":
+                header = (line, value)
+                if index > 0:
+                    self.problem(
+                        line,
+                        "late-header",
+                        f"the session header is on line {line}, after {index} entries "
+                        "(pi refuses such a file; piconv reads it)",
+                    )
+                elif type(value.get("id")) is not str:
+                    self.problem(line, "header-without-id", "the session header has no string id (pi refuses it)")
+                break
+        if header is None:
+            self.problem(
+                records[0][0] if records else 0,
+                "missing-header",
+                "no session header line (type \"session\"); pi refuses such a file, piconv reads the entries",
+            )
+        return header, records
+
+    # -- migrations ----------------------------------------------------------------
+    def migrate_v1(self, records: list[tuple[int, dict[str, Any]]]) -> dict[int, tuple[str, str | None, dict]]:
+        """Ids, parents and compaction targets for a version 1 file, by record index:
+        ``{index: (id, parentId, changes)}`` where ``changes`` are migrated members."""
+        result: dict[int, tuple[str, str | None, dict]] = {}
+        prev: str | None = None
+        counter = 0
+        for index, (_line, value) in enumerate(records):
+            if value.get("type") == "session":
+                continue
+            counter += 1
+            entry_id = synthetic_id(counter)
+            changes: dict[str, Any] = {}
+            if value.get("type") == "compaction":
+                target_index = value.get("firstKeptEntryIndex")
+                if type(target_index) in (int, float) and type(target_index) is not bool:
+                    changes["-firstKeptEntryIndex"] = True
+                    if float(target_index).is_integer() and 0 <= target_index < len(records):
+                        target = records[int(target_index)][1]
+                        if target.get("type") != "session":
+                            if int(target_index) <= index:
+                                # already migrated (itself included): its new id
+                                new_id = entry_id if int(target_index) == index else result[int(target_index)][0]
+                                changes["firstKeptEntryId"] = new_id
+                            else:
+                                # pi reads the target's id before migrating it: usually none
+                                changes["firstKeptEntryId"] = target.get("id", ...)
+            result[index] = (entry_id, prev, changes)
+            prev = entry_id
+        return result
+
+    # -- entries -------------------------------------------------------------------
+    def build(self, records: list[tuple[int, dict[str, Any]]], lines_read: int) -> Document:
+        header_rec, _ = self.split_header(records)
+        header = header_rec[1] if header_rec else {}
+        raw_version = header.get("version", None)
+        if header_rec is None:
+            # pi refuses a file without a header; piconv guesses its version from the entries.
+            version = 3.0 if any(type(v.get("id")) is str for _l, v in records) else 1.0
+        else:
+            version = 1.0 if raw_version is None else js_number(raw_version)
+        migrated_v1 = self.migrate_v1(records) if version < 2 else {}
+
+        other_headers: list[tuple[int, Any]] = []
+        entries: list[Entry] = []
+        seen: dict[str, int] = {}  # id -> position in entries (latest)
+        taken: set[str] = set()
+        for index, (line, raw) in enumerate(records):
+            if raw.get("type") == "session":
+                if header_rec is not None and line == header_rec[0] and raw is header_rec[1]:
+                    continue
+                other_headers.append((line, raw))
+                self.problem(line, "extra-header", "a further session header line: kept, not part of the tree")
+                continue
+            synthesized: set[str] = set()
+            overrides: dict[str, Any] = {}
+            value = raw
+            if index in migrated_v1:
+                entry_id, parent_id, changes = migrated_v1[index]
+                value = dict(raw)
+                for key, new in (("id", entry_id), ("parentId", parent_id)):
+                    if key in raw:
+                        overrides[key] = raw[key]
+                    synthesized.add(key)
+                    value[key] = new
+                if changes.pop("-firstKeptEntryIndex", False):
+                    overrides["firstKeptEntryIndex"] = value.pop("firstKeptEntryIndex")
+                    if "firstKeptEntryId" in changes:
+                        if "firstKeptEntryId" in raw:
+                            overrides["firstKeptEntryId"] = raw["firstKeptEntryId"]
+                        synthesized.add("firstKeptEntryId")
+                        new_first = changes["firstKeptEntryId"]
+                        if new_first is ...:
+                            value.pop("firstKeptEntryId", None)
+                        else:
+                            value["firstKeptEntryId"] = new_first
+            else:
+                entry_id = raw.get("id")
+                parent_id = raw.get("parentId")
+                if type(entry_id) is not str:
+                    if "id" in raw:
+                        overrides["id"] = entry_id
+                    synthesized.add("id")
+                    entry_id = f"~{line}"
+                    while entry_id in taken:
+                        entry_id += "~"
+                    self.problem(line, "missing-id", f"entry has no string id; piconv names it {entry_id!r}")
+                if parent_id is not None and type(parent_id) is not str:
+                    overrides["parentId"] = parent_id
+                    synthesized.add("parentId")
+                    self.problem(line, "bad-parent", f"parentId {parent_id!r} is not a string; the entry becomes a root")
+                    parent_id = None
+                elif "parentId" not in raw:
+                    synthesized.add("parentId")
+            entry = load_entry(value, line, entry_id, parent_id, frozenset(synthesized), overrides)
+            previous = seen.get(entry_id)
+            if previous is not None:
+                old = entries[previous]
+                renamed = f"{entry_id}~{old.origin.line}"
+                while renamed in taken:
+                    renamed += "~"
+                entries[previous] = replace(
+                    old,
+                    id=renamed,
+                    origin=replace(old.origin, synthesized=old.origin.synthesized | {"id"}),
+                    extra={**old.extra, "id": entry_id} if "id" not in old.origin.synthesized else old.extra,
+                )
+                taken.add(renamed)
+                self.problem(
+                    old.origin.line,
+                    "duplicate-id",
+                    f"id {entry_id!r} is used again on line {line}; the later entry wins (as in pi), "
+                    f"this one is kept as {renamed!r}",
+                )
+            seen[entry_id] = len(entries)
+            taken.add(entry_id)
+            entries.append(entry)
+
+        entries = self.repair_parents(entries)
+        session = self.session_info(header_rec, version, raw_version, other_headers)
+        leaf_id = entries[-1].id if entries else None
+        return Document(
+            session=session,
+            entries=tuple(entries),
+            leaf_id=leaf_id,
+            issues=tuple(sorted(self.issues, key=lambda i: i.line)),
+            lines_read=lines_read,
+            context_builder=build_context,
+        )
+
+    def repair_parents(self, entries: list[Entry]) -> list[Entry]:
+        ids = {e.id: i for i, e in enumerate(entries)}
+
+        def detach(i: int, code: str, message: str) -> None:
+            e = entries[i]
+            extra = dict(e.extra)
+            if "parentId" not in e.origin.synthesized:
+                extra["parentId"] = e.parent_id
+            entries[i] = replace(
+                e, parent_id=None, origin=replace(e.origin, synthesized=e.origin.synthesized | {"parentId"}), extra=extra
+            )
+            self.problem(e.origin.line, code, message)
+
+        for i, e in enumerate(entries):
+            if e.parent_id is not None and e.parent_id not in ids:
+                detach(i, "dangling-parent", f"parent {e.parent_id!r} does not exist; the entry becomes a root (as in pi)")
+
+        # Parent cycles: pi walks parent links forever. Follow each chain once; on meeting
+        # the chain being walked, cut the cycle at its member that comes first in the file.
+        state = [0] * len(entries)  # 0 unseen, 1 on the current chain, 2 done
+        for start in range(len(entries)):
+            chain: list[int] = []
+            i: int | None = start
+            while i is not None and state[i] == 0:
+                state[i] = 1
+                chain.append(i)
+                parent = entries[i].parent_id
+                i = ids[parent] if parent is not None else None
+            if i is not None and state[i] == 1:
+                cycle = chain[chain.index(i):]
+                cut = min(cycle)
+                members = ", ".join(repr(entries[c].id) for c in sorted(cycle))
+                detach(cut, "parent-cycle", f"parent links form a cycle ({members}); cut here, the entry becomes a root")
+            for c in chain:
+                state[c] = 2
+        return entries
+
+    def session_info(
+        self,
+        header_rec: tuple[int, dict[str, Any]] | None,
+        version: float,
+        raw_version: Any,
+        other_headers: list[tuple[int, Any]],
+    ) -> SessionInfo:
+        header = header_rec[1] if header_rec else {}
+        known = {"type", "id", "timestamp", "cwd", "parentSession", "version"}
+        extra = {k: v for k, v in header.items() if k not in known}
+        fields: dict[str, Any] = {}
+        for key, name in (("id", "id"), ("timestamp", "created"), ("cwd", "cwd"), ("parentSession", "parent_session")):
+            value = header.get(key)
+            if type(value) is str:
+                fields[name] = value
+            elif key in header:
+                extra[key] = value
+        if raw_version is not None and not (type(raw_version) is int):
+            extra["version"] = raw_version
+        if header_rec is None:
+            source_version = int(version)
+        else:
+            source_version = raw_version if type(raw_version) is int else (1 if "version" not in header else None)
+        return SessionInfo(
+            **fields,
+            source_format="pi",
+            source_version=source_version,
+            source_path=self.source_path,
+            other_headers=tuple(other_headers),
+            extra=extra,
+        )
+
+
+def build_document(
+    records: list[tuple[int, dict[str, Any]]],
+    problems: list[Issue],
+    lines_read: int,
+    source_path: str | None = None,
+) -> Document:
+    """A document from the reader's records ``(line, object)`` and problems."""
+    builder = _Builder(source_path)
+    builder.issues.extend(problems)
+    return builder.build(records, lines_read)
