@@ -1,0 +1,144 @@
+"""pi-coding-agent's ``convertToLlm``: context messages → the LLM message list.
+
+Every item is a plain dict in pi-ai's message shape (``role``, ``content``…) whose content
+parts stay IR objects; ``line`` carries the source line for the loss report. Shell
+commands, extension messages and summaries become user text exactly as pi words them.
+Where pi would throw on a malformed message (assistant content stored as a string, tool
+result content as a string) the content is read the obvious way and reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from piconv import Report
+from piconv.ir import (
+    AssistantMessage,
+    Context,
+    ExtensionMessage,
+    ShellCommand,
+    SummaryMessage,
+    SystemMessage,
+    Text,
+    ToolResult,
+    UserMessage,
+)
+
+from . import losses
+from .jsutil import js_number
+
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+BRANCH_SUMMARY_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+
+LLMMessage = dict[str, Any]
+
+
+def _js(value: Any) -> str:
+    """A value interpolated into a JS template string (absent → ``undefined``)."""
+    if value is None:
+        return "undefined"
+    if type(value) is int or type(value) is float:
+        return js_number(value)
+    return str(value)
+
+
+def bash_execution_to_text(msg: ShellCommand) -> str:
+    """pi's ``bashExecutionToText``."""
+    text = f"Ran `{_js(msg.command)}`\n"
+    if msg.output:
+        text += f"```\n{msg.output}\n```"
+    else:
+        text += "(no output)"
+    if msg.cancelled:
+        text += "\n\n(command cancelled)"
+    elif msg.exit_code is not None and msg.exit_code != 0:
+        text += f"\n\nCommand exited with code {_js(msg.exit_code)}"
+    if msg.truncated and msg.full_output_path:
+        text += f"\n\n[Output truncated. Full output: {msg.full_output_path}]"
+    return text
+
+
+def _parts(content: Any, line: int | None, report: Report, *, strings_ok: bool) -> Any:
+    """Content as pi-ai expects it: a list of parts (a string only where pi accepts one)."""
+    if type(content) is tuple:
+        return list(content)
+    if type(content) is str:
+        if strings_ok:
+            return content
+        report.add(losses.CONTENT_REPAIRED, line, "string content read as one text part")
+        return [Text(content)]
+    return []  # absent: pi-ai's transformMessages turns null content into []
+
+
+def convert_to_llm(
+    context: Context, report: Report, line_of: Callable[[str | None], int | None]
+) -> list[LLMMessage]:
+    out: list[LLMMessage] = []
+    append = out.append
+    for cm in context.messages:
+        m = cm.message
+        line = line_of(cm.entry_id)
+        t = type(m)
+        if t is UserMessage:
+            append(
+                {"role": "user", "content": _parts(m.content, line, report, strings_ok=True), "line": line}
+            )
+        elif t is AssistantMessage:
+            content = m.content
+            if content is None:
+                raw = m.extra.get("content") if m.extra else None
+                # pi throws on string content; the evident meaning is one text part
+                content = _parts(raw, line, report, strings_ok=False) if type(raw) is str else ()
+            ref = m.model
+            append(
+                {
+                    "role": "assistant",
+                    "content": list(content),
+                    "provider": ref.provider if ref else None,
+                    "api": ref.api if ref else None,
+                    "model": ref.model if ref else None,
+                    "stopReason": m.stop_reason,
+                    "line": line,
+                }
+            )
+        elif t is ToolResult:
+            append(
+                {
+                    "role": "toolResult",
+                    "toolCallId": m.call_id,
+                    "toolName": m.tool_name,
+                    "content": _parts(m.content, line, report, strings_ok=False),
+                    "isError": m.is_error,
+                    "line": line,
+                }
+            )
+        elif t is SystemMessage:
+            append({"role": "system", "message": m, "line": line})
+        elif t is ShellCommand:
+            if m.exclude_from_context:
+                continue  # pi's "!!" commands never reach the model
+            append({"role": "user", "content": [Text(bash_execution_to_text(m))], "line": line})
+        elif t is ExtensionMessage:
+            if m.display is False:
+                report.add(losses.HIDDEN_EXTENSION_SENT, line, m.extension_type)
+            content = m.content
+            parts = (
+                [Text(content)] if type(content) is str else _parts(content, line, report, strings_ok=False)
+            )
+            append({"role": "user", "content": parts, "line": line})
+        elif t is SummaryMessage:
+            if m.kind == "branch":
+                text = BRANCH_SUMMARY_PREFIX + _js(m.summary) + BRANCH_SUMMARY_SUFFIX
+            else:
+                text = COMPACTION_SUMMARY_PREFIX + _js(m.summary) + COMPACTION_SUMMARY_SUFFIX
+            append({"role": "user", "content": [Text(text)], "line": line})
+        else:  # convertToLlm drops roles it does not know
+            report.add(losses.MESSAGE_DROPPED, line, str(getattr(m, "role", None)))
+    return out
