@@ -1,0 +1,185 @@
+"""RFC 8785 (JSON Canonicalization Scheme) serialisation.
+
+``canonical(value) -> bytes`` is exact for every I-JSON value. The fast path hands the
+value to orjson with sorted keys, which is byte-identical to JCS for strings, booleans,
+null, integers of magnitude ≤ 2**53 and objects whose keys sort alike by UTF-8 (orjson)
+and by UTF-16 code units (JCS). The two orders differ only between a character above
+U+FFFF (a surrogate pair, 0xD800–0xDFFF in UTF-16) and one in U+E000–U+FFFF, so a key
+holding a supplementary character is the only key-order risk. Floats (ECMAScript's number
+rendering differs from orjson's: ``1.0`` is ``1``, ``1e21`` is ``1e+21``) and integers beyond
+2**53 (JCS renders every number as a binary64) are rewritten to :class:`orjson.Fragment`
+holding their JCS text before orjson sees them; an object whose keys need UTF-16 ordering
+is serialised here and handed over as a fragment too. A value that needs none of this
+(the common case: text, tool arguments, token counts) costs one type walk and one orjson
+call.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+__all__ = ["CanonicalError", "canonical", "canonical_slow", "number_text"]
+
+_OPTS = orjson.OPT_SORT_KEYS
+_SAFE_INT = 2**53
+
+
+class CanonicalError(ValueError):
+    """The value is not I-JSON (non-finite number, lone surrogate, non-string key...)."""
+
+
+def number_text(value: int | float) -> str:
+    """ECMAScript ``Number.prototype.toString`` of the binary64 nearest ``value``."""
+    if type(value) is int or isinstance(value, int):
+        if -_SAFE_INT <= value <= _SAFE_INT:
+            return str(int(value))
+        try:
+            value = float(value)
+        except OverflowError:
+            raise CanonicalError(f"number out of binary64 range: {value}") from None
+    if not math.isfinite(value):
+        raise CanonicalError(f"non-finite number: {value!r}")
+    if value == 0:
+        return "0"  # -0 too
+    sign = "-" if value < 0 else ""
+    # repr() gives the shortest digits that round-trip, which is what ECMAScript uses.
+    text = repr(abs(value))
+    mantissa, _, exp = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    point = len(whole) + (int(exp) if exp else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0") or "0"
+    k, n = len(digits), point
+    if k <= n <= 21:
+        out = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        mant = digits if k == 1 else digits[0] + "." + digits[1:]
+        out = f"{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + out
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _needs_utf16_sort(keys: Any) -> bool:
+    # Only a supplementary-plane character can sort differently (see module doc).
+    return any(not k.isascii() and any(ord(c) > 0xFFFF for c in k) for k in keys)
+
+
+def _prepare(value: Any) -> Any:
+    """``value`` with every piece orjson would render differently replaced by a
+    fragment; the same object when nothing needs replacing."""
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return value
+    if t is int:
+        if -_SAFE_INT <= value <= _SAFE_INT:
+            return value
+        return orjson.Fragment(number_text(value))
+    if t is float:
+        return orjson.Fragment(number_text(value))
+    if t is dict:
+        for k in value:
+            if type(k) is not str:
+                raise CanonicalError(f"object key is not a string: {k!r}")
+        if _needs_utf16_sort(value):
+            return orjson.Fragment(_dict_text(value))
+        out = None
+        for k, v in value.items():
+            p = _prepare(v)
+            if p is not v:
+                if out is None:
+                    out = dict(value)
+                out[k] = p
+        return value if out is None else out
+    if t is list or t is tuple:
+        changed = None
+        for i, v in enumerate(value):
+            p = _prepare(v)
+            if p is not v:
+                if changed is None:
+                    changed = list(value)
+                changed[i] = p
+        return value if changed is None else changed
+    if isinstance(value, (int, float)):  # subclasses (bool handled above): treat as numbers
+        return orjson.Fragment(number_text(value))
+    raise CanonicalError(f"not a JSON value: {type(value).__name__}")
+
+
+def _dict_text(value: dict[str, Any]) -> bytes:
+    parts = []
+    for k in sorted(value, key=_utf16_key):
+        parts.append(_dump(k) + b":" + _dump(_prepare(value[k])))
+    return b"{" + b",".join(parts) + b"}"
+
+
+def _dump(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, option=_OPTS)
+    except orjson.JSONEncodeError as exc:
+        # orjson refuses lone surrogates (not UTF-8) and > 64-bit ints; both are not I-JSON
+        # or were prepared away, so this is a real refusal.
+        raise CanonicalError(str(exc)) from None
+
+
+def canonical(value: Any) -> bytes:
+    """The RFC 8785 canonical UTF-8 bytes of ``value``."""
+    return _dump(_prepare(value))
+
+
+# --------------------------------------------------------------------------- reference
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _string_slow(s: str) -> str:
+    out = ['"']
+    for c in s:
+        o = ord(c)
+        if c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif o < 0x20:
+            out.append(f"\\u{o:04x}")
+        elif 0xD800 <= o <= 0xDFFF:
+            raise CanonicalError("lone surrogate in string")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def canonical_slow(value: Any) -> bytes:
+    """A plain recursive JCS serialiser with no orjson, kept as the executable reading
+    of the RFC that tests compare the fast path against."""
+
+    def walk(v: Any) -> str:
+        if v is None:
+            return "null"
+        if v is True:
+            return "true"
+        if v is False:
+            return "false"
+        if isinstance(v, str):
+            return _string_slow(v)
+        if isinstance(v, (int, float)):
+            return number_text(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ",".join(walk(x) for x in v) + "]"
+        if isinstance(v, dict):
+            items = sorted(v.items(), key=lambda kv: _utf16_key(kv[0]))
+            return "{" + ",".join(_string_slow(k) + ":" + walk(x) for k, x in items) + "}"
+        raise CanonicalError(f"not a JSON value: {type(v).__name__}")
+
+    return walk(value).encode("utf-8")
