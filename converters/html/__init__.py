@@ -1,0 +1,54 @@
+"""HTML output: one self-contained, server-side rendered page per session.
+
+Registered through the ``piconv`` entry-point group like any plugin. Heavy modules
+(Pygments, cmark-gfm) load only when a page is written. See docs/formats/html.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any
+
+from piconv import Converter, Option, Report, hookimpl
+
+if TYPE_CHECKING:
+    from piconv.ir import Document
+
+
+def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    from .page import write_page
+
+    write_page(doc, out, options, report)
+
+
+def check(data: bytes) -> list[str]:
+    from .check import check_page
+
+    return check_page(data)
+
+
+@hookimpl
+def register_converters(register: Any) -> None:
+    register(
+        Converter(
+            name="html",
+            summary="Self-contained HTML page: whole tree, readable without JavaScript, strict CSP",
+            extension=".html",
+            media_type="text/html",
+            write=write,
+            check=check,
+            mapping_doc="docs/formats/html.md",
+            options=(
+                Option(
+                    "--highlight-limit",
+                    "largest code block (characters) to syntax-highlight; larger ones stay plain",
+                    metavar="CHARS",
+                ),
+                Option(
+                    "--highlight-budget",
+                    "characters highlighted per page in total, then plain text",
+                    metavar="CHARS",
+                ),
+            ),
+        )
+    )

@@ -1,0 +1,142 @@
+"""Reusable HTML blocks: collapsible outputs with a preview, code, JSON, images, notes.
+
+The :class:`Ctx` bundles what every renderer needs for one page (highlighter, Markdown
+renderer, limits); it is created once per conversion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from piconv.ir import Content, Image, Reasoning, Text, ToolCall, UnknownPart
+
+from .escape import image_src
+from .escape import text as esc
+from .highlight import Highlighter
+from .markdown import MarkdownRenderer
+
+PREVIEW_LINES = 8
+PREVIEW_CHARS = 1200
+OPEN_LINES = 12
+OPEN_CHARS = 2000
+
+
+@dataclass
+class Ctx:
+    highlighter: Highlighter
+    preview_lines: int = PREVIEW_LINES
+    _markdown: MarkdownRenderer | None = field(default=None, repr=False)
+    images_shown: int = 0
+    images_refused: int = 0
+
+    def markdown(self, source: str) -> str:
+        if self._markdown is None:
+            self._markdown = MarkdownRenderer(self.highlighter)
+        return self._markdown.render(source)
+
+
+def collapsible(
+    ctx: Ctx,
+    label: str,
+    source: str,
+    *,
+    cls: str = "output",
+    lang: str | None = None,
+    body_html: str | None = None,
+    force_closed: bool = False,
+) -> str:
+    """A ``<details>`` holding ``source`` as a code block: open when short; otherwise
+    closed, its summary showing the first lines as a preview and the line count.
+    ``label`` is trusted HTML; ``body_html`` replaces the default highlighted body."""
+    n_lines = source.count("\n") + 1 if source else 0
+    short = n_lines <= OPEN_LINES and len(source) <= OPEN_CHARS
+    body = body_html if body_html is not None else f'<pre class="hl"><code>{ctx.highlighter.code(source, lang)}</code></pre>'
+    if short and not force_closed:
+        return f'<details class="{cls}" open><summary>{label}</summary>{body}</details>'
+    head = source.split("\n", ctx.preview_lines)[: ctx.preview_lines]
+    preview = "\n".join(head)
+    if len(preview) > PREVIEW_CHARS:
+        preview = preview[:PREVIEW_CHARS] + "…"
+    more = n_lines - len(head)
+    count = f"{n_lines:,} lines" if n_lines > 1 else f"{len(source):,} chars"
+    hint = f"… {more:,} more lines" if more > 0 else "…"
+    return (
+        f'<details class="{cls}"><summary>{label} <span class="count">({count})</span>'
+        f'<span class="preview">{esc(preview)}</span><span class="more">{hint}</span></summary>{body}</details>'
+    )
+
+
+def json_text(value: Any) -> str:
+    """Pretty JSON for display (insertion order kept, so output is deterministic)."""
+    import orjson
+
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # e.g. an integer beyond 64 bits or a lone surrogate
+        import json
+
+        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+
+
+def json_block(ctx: Ctx, label: str, value: Any, cls: str = "json") -> str:
+    return collapsible(ctx, label, json_text(value), cls=cls, lang="json")
+
+
+def image(ctx: Ctx, part: Image, cls: str = "msg-image") -> str:
+    url, reason = image_src(part.media_type, part.data)
+    if url is None:
+        ctx.images_refused += 1
+        mt = part.media_type if isinstance(part.media_type, str) else "no type"
+        return f'<p class="blocked-image">[image not shown: {esc(reason)}; declared type {esc(mt)}]</p>'
+    ctx.images_shown += 1
+    return f'<img class="{cls}" src="{url}" alt="image ({esc(part.media_type or "")})" loading="lazy">'
+
+
+def content_text(content: Content | None) -> str:
+    """The text of a message content: the string, or its text parts joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.text for p in content if isinstance(p, Text) and isinstance(p.text, str))
+
+
+def content_html(ctx: Ctx, content: Content | None, *, markdown: bool) -> str:
+    """Render message content: text (Markdown or preformatted), images, anything else
+    as JSON. Reasoning and tool calls are handled by the assistant renderer."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return _text(ctx, content, markdown)
+    out: list[str] = []
+    for part in content:
+        if isinstance(part, Text):
+            if isinstance(part.text, str) and part.text.strip():
+                out.append(_text(ctx, part.text, markdown))
+        elif isinstance(part, Image):
+            out.append(image(ctx, part))
+        elif isinstance(part, Reasoning):
+            out.append(reasoning(part))
+        elif isinstance(part, ToolCall):
+            out.append(json_block(ctx, f"Tool call {esc(part.name or '?')}", part.arguments))
+        elif isinstance(part, UnknownPart):
+            out.append(json_block(ctx, f"Unknown part <code>{esc(str(part.type))}</code>", part.value))
+    return "".join(out)
+
+
+def _text(ctx: Ctx, s: str, markdown: bool) -> str:
+    if markdown:
+        return f'<div class="md">{ctx.markdown(s)}</div>'
+    return f'<div class="plain">{esc(s)}</div>'
+
+
+def reasoning(part: Reasoning) -> str:
+    if part.redacted or not isinstance(part.text, str):
+        return '<details class="thinking"><summary>Thinking (redacted)</summary><p class="note">The provider returned no readable text.</p></details>'
+    if not part.text.strip():
+        return ""
+    return (
+        f'<details class="thinking"><summary>Thinking <span class="count">({len(part.text):,} chars)</span></summary>'
+        f'<div class="plain">{esc(part.text)}</div></details>'
+    )

@@ -1,0 +1,103 @@
+"""Syntax highlighting with Pygments, capped by size.
+
+Pygments is pure Python (roughly 1-3 MB/s), so highlighting everything would dominate the
+time on large sessions. Two caps keep it bounded: a block larger than ``block_limit``
+characters is shown as plain escaped text, and once ``budget`` characters have been
+highlighted in one page the rest is plain too. Both are options of the converter.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .escape import text as esc
+
+DEFAULT_BLOCK_LIMIT = 20_000
+DEFAULT_BUDGET = 2_000_000
+
+# Extension → Pygments lexer alias. A fixed table, because Pygments' own filename lookup
+# scans every lexer's patterns (slow) and would pick exotic lexers for common names.
+_EXT_LANG = {
+    "py": "python", "pyi": "python", "js": "javascript", "mjs": "javascript", "cjs": "javascript",
+    "jsx": "jsx", "ts": "typescript", "tsx": "tsx", "mts": "typescript", "cts": "typescript",
+    "json": "json", "jsonl": "json", "rs": "rust", "go": "go", "java": "java", "kt": "kotlin",
+    "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp", "hpp": "cpp", "cs": "csharp", "rb": "ruby",
+    "php": "php", "sh": "bash", "bash": "bash", "zsh": "bash", "fish": "fish", "ps1": "powershell",
+    "sql": "sql", "html": "html", "htm": "html", "xml": "xml", "svg": "xml", "css": "css",
+    "scss": "scss", "less": "less", "yaml": "yaml", "yml": "yaml", "toml": "toml", "ini": "ini",
+    "md": "markdown", "markdown": "markdown", "swift": "swift", "lua": "lua", "pl": "perl",
+    "r": "r", "scala": "scala", "hs": "haskell", "ex": "elixir", "exs": "elixir", "erl": "erlang",
+    "dart": "dart", "vue": "html", "svelte": "html", "tf": "terraform", "nix": "nix", "zig": "zig",
+    "diff": "diff", "patch": "diff", "dockerfile": "docker", "makefile": "make", "mk": "make",
+    "cmake": "cmake", "proto": "protobuf", "graphql": "graphql", "gql": "graphql",
+}
+
+
+def language_for_path(path: str) -> str | None:
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in ("dockerfile", "makefile"):
+        return _EXT_LANG[name]
+    if "." not in name:
+        return None
+    return _EXT_LANG.get(name.rsplit(".", 1)[-1])
+
+
+@functools.lru_cache(maxsize=64)
+def _lexer(lang: str) -> Any:
+    from pygments.lexers import get_lexer_by_name  # lazy: Pygments is a heavy import
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_by_name(lang, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _formatter() -> Any:
+    from pygments.formatters import HtmlFormatter
+
+    # nowrap: the page supplies its own <pre><code>; classes (not inline styles), since
+    # the CSP forbids style attributes.
+    return HtmlFormatter(nowrap=True)
+
+
+class Highlighter:
+    """Highlights code blocks for one page, spending at most ``budget`` characters."""
+
+    def __init__(self, block_limit: int = DEFAULT_BLOCK_LIMIT, budget: int = DEFAULT_BUDGET) -> None:
+        self.block_limit = block_limit
+        self.remaining = budget
+        self.used = False
+
+    def code(self, source: str, lang: str | None) -> str:
+        """Escaped HTML for ``source`` (content of a ``<code>``), highlighted when the
+        language is known and the caps allow."""
+        if not lang or not source or len(source) > self.block_limit or len(source) > self.remaining:
+            return esc(source)
+        lexer = _lexer(lang.lower())
+        if lexer is None:
+            return esc(source)
+        from pygments import highlight
+
+        self.remaining -= len(source)
+        self.used = True
+        # Pygments escapes its tokens itself; forbidden code points are cleaned first
+        # because it passes them through.
+        from .escape import clean
+
+        return highlight(clean(source), lexer, _formatter())
+
+
+@functools.lru_cache(maxsize=1)
+def stylesheet() -> str:
+    """Token colours for light and dark schemes, scoped to ``.hl``."""
+    from pygments.formatters import HtmlFormatter
+
+    light = HtmlFormatter(style="default").get_style_defs(".hl")
+    dark = HtmlFormatter(style="monokai").get_style_defs(".hl")
+    # The styles' own background rules would fight the page theme; keep token colours only.
+    light = "\n".join(line for line in light.splitlines() if not line.startswith((".hl {", "pre {", "td.", "span.linenos", ".hl .hll")))
+    dark = "\n".join(line for line in dark.splitlines() if not line.startswith((".hl {", "pre {", "td.", "span.linenos", ".hl .hll")))
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"

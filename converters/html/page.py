@@ -1,0 +1,242 @@
+"""The page: head with CSP, header with session facts and navigation, the tree, the script.
+
+Output is streamed to the binary stream in chunks of about a megabyte, so memory stays
+bounded by the document, not by the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import IO, Any
+
+from piconv.ir import (
+    AssistantMessage,
+    BranchSummary,
+    Compaction,
+    Document,
+    Entry,
+    ExtensionMessage,
+    MessageBody,
+    ModelChange,
+    ShellCommand,
+    ToolCall,
+    ToolResult,
+    UsageRecord,
+    UserMessage,
+)
+from piconv.report import Report
+
+from . import assets
+from .blocks import Ctx
+from .entries import render_entry
+from .escape import anchor
+from .escape import text as esc
+from .highlight import DEFAULT_BLOCK_LIMIT, DEFAULT_BUDGET, Highlighter
+from .tree import TreeWriter, preview
+
+FLUSH_AT = 1 << 20
+
+
+class Pairs:
+    """Pairs each tool call with one result carrying its call id (first in file order
+    not yet drawn). A paired result is drawn inside its call, never twice."""
+
+    def __init__(self, doc: Document) -> None:
+        self.by_call: dict[str, list[Entry]] = {}
+        for e in doc.entries:
+            msg = e.message
+            if isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
+                self.by_call.setdefault(msg.call_id, []).append(e)
+        self.paired: set[str] = set()
+        self.drawn: set[str] = set()
+
+    def result_for(self, call: ToolCall) -> tuple[ToolResult, str] | None:
+        if not isinstance(call.call_id, str):
+            return None
+        for e in self.by_call.get(call.call_id, ()):
+            if e.id not in self.paired and e.id not in self.drawn:
+                self.paired.add(e.id)
+                return e.message, anchor(e.id)  # type: ignore[return-value]
+        return None
+
+    def is_paired(self, entry: Entry) -> bool:
+        return entry.id in self.paired
+
+
+class _Stats:
+    def __init__(self, doc: Document) -> None:
+        self.counts: dict[str, int] = {}
+        self.tool_calls = 0
+        self.tokens = {"input": 0, "output": 0, "cache read": 0, "cache write": 0}
+        self.cost = 0.0
+        self.has_cost = False
+        self.models: dict[str, None] = {}
+        self.first_ts: str | None = None
+        self.last_ts: str | None = None
+        for e in doc.entries:
+            if isinstance(e.timestamp, str):
+                self.first_ts = self.first_ts or e.timestamp
+                self.last_ts = e.timestamp
+            body = e.body
+            if isinstance(body, MessageBody):
+                msg = body.message
+                key = {
+                    UserMessage: "user", AssistantMessage: "assistant", ToolResult: "tool results",
+                    ShellCommand: "shell", ExtensionMessage: "extension",
+                }.get(type(msg), "other")
+                self.counts[key] = self.counts.get(key, 0) + 1
+                if isinstance(msg, AssistantMessage):
+                    self.tool_calls += sum(1 for p in msg.content or () if isinstance(p, ToolCall))
+                    if msg.model is not None and isinstance(msg.model.model, str):
+                        name = f"{msg.model.provider}/{msg.model.model}" if isinstance(msg.model.provider, str) else msg.model.model
+                        self.models[name] = None
+                    self._usage(msg.usage)
+            elif isinstance(body, Compaction):
+                self.counts["compactions"] = self.counts.get("compactions", 0) + 1
+                self._usage(body.usage)
+            elif isinstance(body, BranchSummary):
+                self.counts["branch summaries"] = self.counts.get("branch summaries", 0) + 1
+                self._usage(body.usage)
+            elif isinstance(body, UsageRecord):
+                self._usage(body.usage)
+            elif isinstance(body, ModelChange) and isinstance(body.model, str):
+                name = f"{body.provider}/{body.model}" if isinstance(body.provider, str) else body.model
+                self.models[name] = None
+
+    def _usage(self, u: Any) -> None:
+        if u is None:
+            return
+        for key, v in (("input", u.input_tokens), ("output", u.output_tokens), ("cache read", u.cache_read_tokens), ("cache write", u.cache_write_tokens)):
+            if isinstance(v, int):
+                self.tokens[key] += v
+        c = u.cost
+        if c is not None:
+            total = c.total if isinstance(c.total, (int, float)) else sum(
+                x for x in (c.input, c.output, c.cache_read, c.cache_write) if isinstance(x, (int, float))
+            )
+            self.cost += total
+            self.has_cost = True
+
+
+def _dl(rows: list[tuple[str, str]]) -> str:
+    return "<dl class=\"facts\">" + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows) + "</dl>"
+
+
+def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
+    s = doc.session
+    name = doc.session_name()
+    title = name or (f"Session {s.id}" if s.id else "pi session")
+    rows: list[tuple[str, str]] = []
+    if s.id:
+        rows.append(("Session", esc(s.id)))
+    if s.cwd:
+        rows.append(("Directory", f"<code>{esc(s.cwd)}</code>"))
+    started = s.created or stats.first_ts
+    if started:
+        rows.append(("Started", esc(started)))
+    if stats.last_ts and stats.last_ts != started:
+        rows.append(("Last entry", esc(stats.last_ts)))
+    if s.parent_session:
+        rows.append(("Forked from", esc(s.parent_session)))
+    rows.append(("Models", esc(", ".join(stats.models)) or "unknown"))
+    msgs = ", ".join(f"{n:,} {k}" for k, n in stats.counts.items()) or "none"
+    rows.append(("Messages", msgs))
+    rows.append(("Tool calls", f"{stats.tool_calls:,}"))
+    tok = " · ".join(f"{v:,} {k}" for k, v in stats.tokens.items() if v) or "none recorded"
+    rows.append(("Tokens", tok))
+    if stats.has_cost:
+        rows.append(("Cost", f"${stats.cost:.3f}"))
+    leaves = doc.leaves()
+    rows.append(("Entries", f"{len(doc.entries):,} in {len(leaves):,} branch{'es' if len(leaves) != 1 else ''}"))
+
+    nav: list[str] = []
+    if len(leaves) > 1:
+        items = []
+        for leaf in leaves:
+            cur = ' <span class="current">current</span>' if leaf.id == doc.leaf_id else ""
+            ts = f' <span class="ts">{esc(leaf.timestamp)}</span>' if isinstance(leaf.timestamp, str) else ""
+            items.append(f'<li><a href="#{anchor(leaf.id)}">{esc(_leaf_name(doc, leaf))}</a>{cur}{ts}</li>')
+        nav.append(f'<details class="nav-list"><summary>Branches ({len(leaves):,} ends)</summary><ol>{"".join(items)}</ol></details>')
+    if labels:
+        items = "".join(f'<li><a href="#{anchor(t)}">{esc(lab)}</a></li>' for t, lab in labels.items())
+        nav.append(f'<details class="nav-list" open><summary>Labels ({len(labels):,})</summary><ul>{items}</ul></details>')
+    if doc.issues:
+        items = "".join(f"<li>line {i.line}: <code>{esc(i.code)}</code> {esc(i.message)}</li>" for i in doc.issues[:500])
+        more = f"<li>… and {len(doc.issues) - 500:,} more</li>" if len(doc.issues) > 500 else ""
+        nav.append(f'<details class="nav-list problems"><summary>Problems in the file ({len(doc.issues):,})</summary><ul>{items}{more}</ul></details>')
+    controls = (
+        '<div id="controls" class="controls" hidden>'
+        '<input type="search" id="search" placeholder="Search (/)" aria-label="Search the session">'
+        '<span id="search-status" class="count"></span>'
+        '<button type="button" data-act="expand">Expand all (e)</button>'
+        '<button type="button" data-act="collapse">Collapse all (c)</button>'
+        '<button type="button" data-act="thinking">Thinking (t)</button>'
+        '<button type="button" data-act="tools">Tool output (o)</button>'
+        "</div>"
+    )
+    leaf = f'<p class="note">Open by default: the path to the last entry, <a href="#{anchor(doc.leaf_id)}">jump to it</a>.</p>' if doc.leaf_id else ""
+    return f'<header class="page-head"><h1>{esc(title)}</h1>{_dl(rows)}{"".join(nav)}{leaf}{controls}</header>'
+
+
+def _leaf_name(doc: Document, leaf: Entry) -> str:
+    # Name a branch end by the last user text on its path.
+    for e in reversed(doc.path(leaf.id)):
+        if isinstance(e.message, UserMessage):
+            return preview(doc, e, limit=1)
+    return leaf.kind
+
+
+def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    hl = Highlighter(
+        block_limit=int(options.get("highlight_limit") or DEFAULT_BLOCK_LIMIT),
+        budget=int(options.get("highlight_budget") or DEFAULT_BUDGET),
+    )
+    ctx = Ctx(highlighter=hl)
+    pairs = Pairs(doc)
+    labels = doc.labels()
+    stats = _Stats(doc)
+
+    buf: list[str] = []
+    size = 0
+
+    def emit(chunk: str) -> None:
+        nonlocal size
+        buf.append(chunk)
+        size += len(chunk)
+        if size >= FLUSH_AT:
+            flush()
+
+    def flush() -> None:
+        nonlocal size
+        if buf:
+            # "replace": escape.clean already removed lone surrogates from session text;
+            # this is the belt to its braces.
+            out.write("".join(buf).encode("utf-8", "replace"))
+            buf.clear()
+        size = 0
+
+    written = 0
+
+    def draw(entry: Entry) -> str:
+        nonlocal written
+        written += 1
+        html = render_entry(ctx, entry, pairs, labels.get(entry.id))
+        pairs.drawn.add(entry.id)
+        return html
+
+    title = doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
+    emit(assets.head(esc(title)))
+    emit(_header(doc, stats, labels))
+    emit('<main id="transcript">')
+    TreeWriter(doc, draw, emit).write()
+    emit("</main>")
+    emit(assets.tail())
+    flush()
+
+    report.entries_read = len(doc.entries)
+    report.entries_written = written
+    report.lines_read = doc.lines_read
+    if ctx.images_refused:
+        report.add("html:image-refused", count=ctx.images_refused, detail="image type not allowed or data invalid")
+    if hl.remaining <= 0:
+        report.notes["highlight_budget_exhausted"] = True
