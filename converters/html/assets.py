@@ -17,7 +17,7 @@ from importlib import resources
 from .highlight import stylesheet
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _static(name: str) -> str:
     return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
 

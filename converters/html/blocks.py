@@ -51,7 +51,11 @@ def collapsible(
     ``label`` is trusted HTML; ``body_html`` replaces the default highlighted body."""
     n_lines = source.count("\n") + 1 if source else 0
     short = n_lines <= OPEN_LINES and len(source) <= OPEN_CHARS
-    body = body_html if body_html is not None else f'<pre class="hl"><code>{ctx.highlighter.code(source, lang)}</code></pre>'
+    body = (
+        body_html
+        if body_html is not None
+        else f'<pre class="hl"><code>{ctx.highlighter.code(source, lang)}</code></pre>'
+    )
     if short and not force_closed:
         return f'<details class="{cls}" open><summary>{label}</summary>{body}</details>'
     head = source.split("\n", ctx.preview_lines)[: ctx.preview_lines]

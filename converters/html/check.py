@@ -19,7 +19,19 @@ from html.parser import HTMLParser
 
 from .escape import ALLOWED_IMAGE_TYPES, safe_href
 
-_FORBIDDEN_TAGS = {"iframe", "object", "embed", "svg", "math", "form", "base", "link", "frame", "frameset", "meta-refresh"}
+_FORBIDDEN_TAGS = {
+    "iframe",
+    "object",
+    "embed",
+    "svg",
+    "math",
+    "form",
+    "base",
+    "link",
+    "frame",
+    "frameset",
+    "meta-refresh",
+}
 _IMG_PREFIXES = tuple(f"data:{t};base64," for t in ALLOWED_IMAGE_TYPES)
 
 
@@ -46,8 +58,14 @@ class _Checker(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "head":
             self.in_head = True
-        elif self.in_head and self.first_in_head is None and not (tag == "meta" and ("charset", "utf-8") in attrs):
-            self.first_in_head = tag if tag != "meta" else f"meta {(dict(attrs).get('http-equiv') or '').lower()}"
+        elif (
+            self.in_head
+            and self.first_in_head is None
+            and not (tag == "meta" and ("charset", "utf-8") in attrs)
+        ):
+            self.first_in_head = (
+                tag if tag != "meta" else f"meta {(dict(attrs).get('http-equiv') or '').lower()}"
+            )
         if tag == "meta" and (dict(attrs).get("http-equiv") or "").lower() == "content-security-policy":
             if self.csp is not None:
                 self._p("more than one CSP meta")

@@ -108,12 +108,17 @@ def _system(ctx: Ctx, entry: Entry, msg: SystemMessage, label: str | None) -> st
         parts.append(collapsible(ctx, title, value or "", cls="output system-prompt", force_closed=True))
     if msg.tools_added:
         items = "".join(
-            f'<li><span class="tool-name">{esc(t.name or "?")}</span> {esc(t.description or "")}</li>' for t in msg.tools_added
+            f'<li><span class="tool-name">{esc(t.name or "?")}</span> {esc(t.description or "")}</li>'
+            for t in msg.tools_added
         )
-        parts.append(f'<details class="tools-list"><summary>Tools added ({len(msg.tools_added)})</summary><ul>{items}</ul></details>')
+        parts.append(
+            f'<details class="tools-list"><summary>Tools added ({len(msg.tools_added)})</summary><ul>{items}</ul></details>'
+        )
     if msg.tools_removed:
         items = "".join(f"<li>{esc(t.name or '?')}</li>" for t in msg.tools_removed)
-        parts.append(f'<details class="tools-list"><summary>Tools removed ({len(msg.tools_removed)})</summary><ul>{items}</ul></details>')
+        parts.append(
+            f'<details class="tools-list"><summary>Tools removed ({len(msg.tools_removed)})</summary><ul>{items}</ul></details>'
+        )
     return _article(entry, "system", "System", label, "".join(parts))
 
 
@@ -144,19 +149,29 @@ def _message(ctx: Ctx, entry: Entry, msg: object, pairs: Pairing, label: str | N
     if isinstance(msg, ExtensionMessage):
         kind = f' <span class="ext-type">[{esc(msg.extension_type or "?")}]</span>'
         hidden = " hidden-msg" if msg.display is False else ""
-        note = '<p class="note">Hidden in the terminal; sent to the model.</p>' if msg.display is False else ""
+        note = (
+            '<p class="note">Hidden in the terminal; sent to the model.</p>' if msg.display is False else ""
+        )
         body = note + content_html(ctx, msg.content, markdown=True)
         if msg.details is not None:
             body += json_block(ctx, "Details", msg.details)
         return _article(entry, "extension" + hidden, "Extension", label, body, kind)
     if isinstance(msg, SummaryMessage):
         title = "Branch summary" if msg.kind == "branch" else "Compaction summary"
-        return _article(entry, "summary", title, label, f'<div class="md">{ctx.markdown(msg.summary or "")}</div>')
+        return _article(
+            entry, "summary", title, label, f'<div class="md">{ctx.markdown(msg.summary or "")}</div>'
+        )
     if isinstance(msg, SystemMessage):
         return _system(ctx, entry, msg, label)
     value = msg.value if isinstance(msg, UnknownMessage) else None
     role = msg.role if isinstance(msg, UnknownMessage) else None
-    return _article(entry, "unknown", "Message", label, json_block(ctx, f"Unknown role <code>{esc(str(role))}</code>", value))
+    return _article(
+        entry,
+        "unknown",
+        "Message",
+        label,
+        json_block(ctx, f"Unknown role <code>{esc(str(role))}</code>", value),
+    )
 
 
 def render_entry(ctx: Ctx, entry: Entry, pairs: Pairing, label: str | None) -> str:
@@ -165,28 +180,49 @@ def render_entry(ctx: Ctx, entry: Entry, pairs: Pairing, label: str | None) -> s
         return _message(ctx, entry, body.message, pairs, label)
     if isinstance(body, Compaction):
         summary = f'<div class="md">{ctx.markdown(body.summary or "")}</div>'
-        kept = f' First kept entry: {_link(body.first_kept_id)}.' if body.first_kept_id else ""
+        kept = f" First kept entry: {_link(body.first_kept_id)}." if body.first_kept_id else ""
         head = f"Compaction · {_tokens(body.tokens_before)} tokens before"
         inner = f'<details class="summary-block"><summary>{head}</summary><p class="note">Older history was replaced by this summary.{kept}</p>{summary}</details>'
         return _article(entry, "compaction", "Compaction", label, inner)
     if isinstance(body, BranchSummary):
-        src = f'<p class="note">Summary of the branch that ended at {_link(body.from_id)}.</p>' if body.from_id else ""
-        return _article(entry, "branch-summary", "Branch summary", label, src + f'<div class="md">{ctx.markdown(body.summary or "")}</div>')
+        src = (
+            f'<p class="note">Summary of the branch that ended at {_link(body.from_id)}.</p>'
+            if body.from_id
+            else ""
+        )
+        return _article(
+            entry,
+            "branch-summary",
+            "Branch summary",
+            label,
+            src + f'<div class="md">{ctx.markdown(body.summary or "")}</div>',
+        )
     if isinstance(body, ModelChange):
         name = "/".join(x for x in (body.provider, body.model) if isinstance(x, str)) or "?"
         return _note(entry, "model-change", f'Model: <span class="model">{esc(name)}</span>', label)
     if isinstance(body, ReasoningLevelChange):
         return _note(entry, "level-change", f"Thinking level: {esc(body.level or '?')}", label)
     if isinstance(body, Label):
-        what = f'“{esc(body.label)}”' if body.label else "cleared"
+        what = f"“{esc(body.label)}”" if body.label else "cleared"
         return _note(entry, "label-entry", f"Label {what} on {_link(body.target_id)}", label)
     if isinstance(body, SessionName):
         return _note(entry, "session-name", f"Session name: “{esc(body.name or '')}”", label)
     if isinstance(body, ContextEdit):
         if body.omit:
-            return _note(entry, "context-edit", f"Context edit: {_link(body.target_id)} hidden from the model from here on", label)
+            return _note(
+                entry,
+                "context-edit",
+                f"Context edit: {_link(body.target_id)} hidden from the model from here on",
+                label,
+            )
         text = content_text(body.replacement)
-        inner = collapsible(ctx, f"Context edit: {_link(body.target_id)} replaced for the model", text, cls="output", force_closed=True)
+        inner = collapsible(
+            ctx,
+            f"Context edit: {_link(body.target_id)} replaced for the model",
+            text,
+            cls="output",
+            force_closed=True,
+        )
         return _article(entry, "context-edit", "Context edit", label, inner)
     if isinstance(body, ExtensionState):
         title = f"Extension state <code>{esc(body.extension_type or '?')}</code>"

@@ -111,6 +111,8 @@ def image_src(media_type: str | None, data: str | None) -> tuple[str | None, str
         head = base64.b64decode(data[:32], validate=True)
     except (binascii.Error, ValueError):
         return None, "image data is not base64"
-    if not any(head.startswith(m) for m in _IMAGE_MAGIC[mt]) or (mt == "image/webp" and head[8:12] != b"WEBP"):
+    if not any(head.startswith(m) for m in _IMAGE_MAGIC[mt]) or (
+        mt == "image/webp" and head[8:12] != b"WEBP"
+    ):
         return None, "image data does not match its type"
     return f"data:{mt};base64,{data}", ""

@@ -19,18 +19,73 @@ DEFAULT_BUDGET = 2_000_000
 # Extension → Pygments lexer alias. A fixed table, because Pygments' own filename lookup
 # scans every lexer's patterns (slow) and would pick exotic lexers for common names.
 _EXT_LANG = {
-    "py": "python", "pyi": "python", "js": "javascript", "mjs": "javascript", "cjs": "javascript",
-    "jsx": "jsx", "ts": "typescript", "tsx": "tsx", "mts": "typescript", "cts": "typescript",
-    "json": "json", "jsonl": "json", "rs": "rust", "go": "go", "java": "java", "kt": "kotlin",
-    "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp", "hpp": "cpp", "cs": "csharp", "rb": "ruby",
-    "php": "php", "sh": "bash", "bash": "bash", "zsh": "bash", "fish": "fish", "ps1": "powershell",
-    "sql": "sql", "html": "html", "htm": "html", "xml": "xml", "svg": "xml", "css": "css",
-    "scss": "scss", "less": "less", "yaml": "yaml", "yml": "yaml", "toml": "toml", "ini": "ini",
-    "md": "markdown", "markdown": "markdown", "swift": "swift", "lua": "lua", "pl": "perl",
-    "r": "r", "scala": "scala", "hs": "haskell", "ex": "elixir", "exs": "elixir", "erl": "erlang",
-    "dart": "dart", "vue": "html", "svelte": "html", "tf": "terraform", "nix": "nix", "zig": "zig",
-    "diff": "diff", "patch": "diff", "dockerfile": "docker", "makefile": "make", "mk": "make",
-    "cmake": "cmake", "proto": "protobuf", "graphql": "graphql", "gql": "graphql",
+    "py": "python",
+    "pyi": "python",
+    "js": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "jsx": "jsx",
+    "ts": "typescript",
+    "tsx": "tsx",
+    "mts": "typescript",
+    "cts": "typescript",
+    "json": "json",
+    "jsonl": "json",
+    "rs": "rust",
+    "go": "go",
+    "java": "java",
+    "kt": "kotlin",
+    "c": "c",
+    "h": "c",
+    "cc": "cpp",
+    "cpp": "cpp",
+    "hpp": "cpp",
+    "cs": "csharp",
+    "rb": "ruby",
+    "php": "php",
+    "sh": "bash",
+    "bash": "bash",
+    "zsh": "bash",
+    "fish": "fish",
+    "ps1": "powershell",
+    "sql": "sql",
+    "html": "html",
+    "htm": "html",
+    "xml": "xml",
+    "svg": "xml",
+    "css": "css",
+    "scss": "scss",
+    "less": "less",
+    "yaml": "yaml",
+    "yml": "yaml",
+    "toml": "toml",
+    "ini": "ini",
+    "md": "markdown",
+    "markdown": "markdown",
+    "swift": "swift",
+    "lua": "lua",
+    "pl": "perl",
+    "r": "r",
+    "scala": "scala",
+    "hs": "haskell",
+    "ex": "elixir",
+    "exs": "elixir",
+    "erl": "erlang",
+    "dart": "dart",
+    "vue": "html",
+    "svelte": "html",
+    "tf": "terraform",
+    "nix": "nix",
+    "zig": "zig",
+    "diff": "diff",
+    "patch": "diff",
+    "dockerfile": "docker",
+    "makefile": "make",
+    "mk": "make",
+    "cmake": "cmake",
+    "proto": "protobuf",
+    "graphql": "graphql",
+    "gql": "graphql",
 }
 
 
@@ -98,6 +153,14 @@ def stylesheet() -> str:
     light = HtmlFormatter(style="default").get_style_defs(".hl")
     dark = HtmlFormatter(style="monokai").get_style_defs(".hl")
     # The styles' own background rules would fight the page theme; keep token colours only.
-    light = "\n".join(line for line in light.splitlines() if not line.startswith((".hl {", "pre {", "td.", "span.linenos", ".hl .hll")))
-    dark = "\n".join(line for line in dark.splitlines() if not line.startswith((".hl {", "pre {", "td.", "span.linenos", ".hl .hll")))
+    light = "\n".join(
+        line
+        for line in light.splitlines()
+        if not line.startswith((".hl {", "pre {", "td.", "span.linenos", ".hl .hll"))
+    )
+    dark = "\n".join(
+        line
+        for line in dark.splitlines()
+        if not line.startswith((".hl {", "pre {", "td.", "span.linenos", ".hl .hll"))
+    )
     return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"

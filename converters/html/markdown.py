@@ -1,7 +1,7 @@
 """Markdown → HTML for message text, with raw HTML disabled (shown as text).
 
 Renderer: cmark-gfm through ``cmarkgfm`` (C). Measured on the corpus's largest session
-(308 texts, 83 kB) it renders 5× faster than markdown-it-py with the same extensions
+(308 texts, 83 kB) it renders 5x faster than markdown-it-py with the same extensions
 (10 ms against 50 ms); see docs/formats/html.md.
 
 cmark's own "safe" mode drops raw HTML (``<!-- raw HTML omitted -->``), which would lose

@@ -81,14 +81,21 @@ class _Stats:
             if isinstance(body, MessageBody):
                 msg = body.message
                 key = {
-                    UserMessage: "user", AssistantMessage: "assistant", ToolResult: "tool results",
-                    ShellCommand: "shell", ExtensionMessage: "extension",
+                    UserMessage: "user",
+                    AssistantMessage: "assistant",
+                    ToolResult: "tool results",
+                    ShellCommand: "shell",
+                    ExtensionMessage: "extension",
                 }.get(type(msg), "other")
                 self.counts[key] = self.counts.get(key, 0) + 1
                 if isinstance(msg, AssistantMessage):
                     self.tool_calls += sum(1 for p in msg.content or () if isinstance(p, ToolCall))
                     if msg.model is not None and isinstance(msg.model.model, str):
-                        name = f"{msg.model.provider}/{msg.model.model}" if isinstance(msg.model.provider, str) else msg.model.model
+                        name = (
+                            f"{msg.model.provider}/{msg.model.model}"
+                            if isinstance(msg.model.provider, str)
+                            else msg.model.model
+                        )
                         self.models[name] = None
                     self._usage(msg.usage)
             elif isinstance(body, Compaction):
@@ -106,20 +113,29 @@ class _Stats:
     def _usage(self, u: Any) -> None:
         if u is None:
             return
-        for key, v in (("input", u.input_tokens), ("output", u.output_tokens), ("cache read", u.cache_read_tokens), ("cache write", u.cache_write_tokens)):
+        for key, v in (
+            ("input", u.input_tokens),
+            ("output", u.output_tokens),
+            ("cache read", u.cache_read_tokens),
+            ("cache write", u.cache_write_tokens),
+        ):
             if isinstance(v, int):
                 self.tokens[key] += v
         c = u.cost
         if c is not None:
-            total = c.total if isinstance(c.total, (int, float)) else sum(
-                x for x in (c.input, c.output, c.cache_read, c.cache_write) if isinstance(x, (int, float))
+            total = (
+                c.total
+                if isinstance(c.total, (int, float))
+                else sum(
+                    x for x in (c.input, c.output, c.cache_read, c.cache_write) if isinstance(x, (int, float))
+                )
             )
             self.cost += total
             self.has_cost = True
 
 
 def _dl(rows: list[tuple[str, str]]) -> str:
-    return "<dl class=\"facts\">" + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows) + "</dl>"
+    return '<dl class="facts">' + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows) + "</dl>"
 
 
 def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
@@ -147,7 +163,9 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
     if stats.has_cost:
         rows.append(("Cost", f"${stats.cost:.3f}"))
     leaves = doc.leaves()
-    rows.append(("Entries", f"{len(doc.entries):,} in {len(leaves):,} branch{'es' if len(leaves) != 1 else ''}"))
+    rows.append(
+        ("Entries", f"{len(doc.entries):,} in {len(leaves):,} branch{'es' if len(leaves) != 1 else ''}")
+    )
 
     nav: list[str] = []
     if len(leaves) > 1:
@@ -156,14 +174,22 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
             cur = ' <span class="current">current</span>' if leaf.id == doc.leaf_id else ""
             ts = f' <span class="ts">{esc(leaf.timestamp)}</span>' if isinstance(leaf.timestamp, str) else ""
             items.append(f'<li><a href="#{anchor(leaf.id)}">{esc(_leaf_name(doc, leaf))}</a>{cur}{ts}</li>')
-        nav.append(f'<details class="nav-list"><summary>Branches ({len(leaves):,} ends)</summary><ol>{"".join(items)}</ol></details>')
+        nav.append(
+            f'<details class="nav-list"><summary>Branches ({len(leaves):,} ends)</summary><ol>{"".join(items)}</ol></details>'
+        )
     if labels:
         items = "".join(f'<li><a href="#{anchor(t)}">{esc(lab)}</a></li>' for t, lab in labels.items())
-        nav.append(f'<details class="nav-list" open><summary>Labels ({len(labels):,})</summary><ul>{items}</ul></details>')
+        nav.append(
+            f'<details class="nav-list" open><summary>Labels ({len(labels):,})</summary><ul>{items}</ul></details>'
+        )
     if doc.issues:
-        items = "".join(f"<li>line {i.line}: <code>{esc(i.code)}</code> {esc(i.message)}</li>" for i in doc.issues[:500])
+        items = "".join(
+            f"<li>line {i.line}: <code>{esc(i.code)}</code> {esc(i.message)}</li>" for i in doc.issues[:500]
+        )
         more = f"<li>… and {len(doc.issues) - 500:,} more</li>" if len(doc.issues) > 500 else ""
-        nav.append(f'<details class="nav-list problems"><summary>Problems in the file ({len(doc.issues):,})</summary><ul>{items}{more}</ul></details>')
+        nav.append(
+            f'<details class="nav-list problems"><summary>Problems in the file ({len(doc.issues):,})</summary><ul>{items}{more}</ul></details>'
+        )
     controls = (
         '<div id="controls" class="controls" hidden>'
         '<input type="search" id="search" placeholder="Search (/)" aria-label="Search the session">'
@@ -174,8 +200,14 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
         '<button type="button" data-act="tools">Tool output (o)</button>'
         "</div>"
     )
-    leaf = f'<p class="note">Open by default: the path to the last entry, <a href="#{anchor(doc.leaf_id)}">jump to it</a>.</p>' if doc.leaf_id else ""
-    return f'<header class="page-head"><h1>{esc(title)}</h1>{_dl(rows)}{"".join(nav)}{leaf}{controls}</header>'
+    leaf = (
+        f'<p class="note">Open by default: the path to the last entry, <a href="#{anchor(doc.leaf_id)}">jump to it</a>.</p>'
+        if doc.leaf_id
+        else ""
+    )
+    return (
+        f'<header class="page-head"><h1>{esc(title)}</h1>{_dl(rows)}{"".join(nav)}{leaf}{controls}</header>'
+    )
 
 
 def _leaf_name(doc: Document, leaf: Entry) -> str:
@@ -237,6 +269,8 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     report.entries_written = written
     report.lines_read = doc.lines_read
     if ctx.images_refused:
-        report.add("html:image-refused", count=ctx.images_refused, detail="image type not allowed or data invalid")
+        report.add(
+            "html:image-refused", count=ctx.images_refused, detail="image type not allowed or data invalid"
+        )
     if hl.remaining <= 0:
         report.notes["highlight_budget_exhausted"] = True

@@ -88,7 +88,9 @@ def _bash(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
     else:
         out = '<p class="note pending">No result recorded.</p>'
     timeout = call.arguments.get("timeout") if isinstance(call.arguments, dict) else None
-    t_html = f' <span class="arg">timeout {esc(str(timeout))}</span>' if isinstance(timeout, (int, float)) else ""
+    t_html = (
+        f' <span class="arg">timeout {esc(str(timeout))}</span>' if isinstance(timeout, (int, float)) else ""
+    )
     cmd_html = f'<pre class="hl cmd"><code>{ctx.highlighter.code(cmd, "bash")}</code></pre>'
     return _head("bash", t_html, exit_html) + cmd_html + out
 
@@ -106,7 +108,9 @@ def _read(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
     if path is None:
         return ""
     lang = language_for_path(path)
-    return _head("read", _path(path, _line_range(call.arguments))) + _output(ctx, result, label="Content", lang=lang)
+    return _head("read", _path(path, _line_range(call.arguments))) + _output(
+        ctx, result, label="Content", lang=lang
+    )
 
 
 def _write(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
@@ -200,7 +204,11 @@ def tool_call(ctx: Ctx, call: ToolCall, result: ToolResult | None, result_anchor
     renderer = _RENDERERS.get(name)
     body = renderer(ctx, call, result) if renderer is not None else ""
     if not body:  # unknown tool or unexpected arguments: show them as they are
-        body = _head(name) + json_block(ctx, "Arguments", call.arguments, cls="output args") + _output(ctx, result)
+        body = (
+            _head(name)
+            + json_block(ctx, "Arguments", call.arguments, cls="output args")
+            + _output(ctx, result)
+        )
     anchor = f'<span class="anchor" id="{result_anchor}"></span>' if result_anchor else ""
     return f'<section class="tool {status}">{anchor}{body}</section>'
 

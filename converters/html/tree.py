@@ -48,7 +48,9 @@ def preview(doc: Document, entry: Entry, limit: int = 30) -> str:
             if t:
                 return _short(t)
         elif isinstance(msg, AssistantMessage) and not fallback:
-            fallback = " ".join(p.text for p in msg.content or () if isinstance(p, Text) and isinstance(p.text, str)).strip()
+            fallback = " ".join(
+                p.text for p in msg.content or () if isinstance(p, Text) and isinstance(p.text, str)
+            ).strip()
         kids = doc.children(cur.id)
         cur = kids[0] if len(kids) == 1 else None
     return _short(fallback) if fallback else cur.kind if cur is not None else entry.kind
@@ -122,11 +124,15 @@ class TreeWriter:
                 self._branch(kid, i, len(kids), parent, depth + 1)
         self.emit("</div>")
 
-    def _branch(self, kid: Entry, i: int, n: int, parent: Entry | None, depth: int, detached: bool = False) -> None:
+    def _branch(
+        self, kid: Entry, i: int, n: int, parent: Entry | None, depth: int, detached: bool = False
+    ) -> None:
         current = kid.id in self.on_path
         size = self.sizes.get(kid.id, 1)
         tag = ' <span class="current">current</span>' if current else ""
-        back = f' <a href="#{anchor(parent.id)}">from this entry</a>' if detached and parent is not None else ""
+        back = (
+            f' <a href="#{anchor(parent.id)}">from this entry</a>' if detached and parent is not None else ""
+        )
         self.emit(
             f'<details class="branch{" on-path" if current else ""}" id="{branch_anchor(kid.id)}"{" open" if current else ""}>'
             f'<summary>Branch {i} of {n}{tag}: <span class="branch-preview">{esc(preview(self.doc, kid))}</span> '
