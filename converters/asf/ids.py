@@ -13,7 +13,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .jcs import CanonicalError, canonical, number_text
+from .jcs import CanonicalError, canonical, int_is_ijson
 
 __all__ = [
     "ENVELOPE",
@@ -139,21 +139,6 @@ def _string_source(s: str) -> str:
         else:
             out.append(c)
     return '"' + "".join(out) + '"'
-
-
-def int_is_ijson(value: int) -> bool:
-    """RFC 0001's whole-number test: exactly a binary64, or the exact value of the
-    canonical rendering of the nearest binary64."""
-    if -(2**53) <= value <= 2**53:
-        return True
-    try:
-        nearest = float(value)
-    except OverflowError:
-        return False
-    if int(nearest) == value:
-        return True
-    text = number_text(nearest)
-    return "e" not in text and "." not in text and int(text) == value
 
 
 def normalise(body: Any) -> tuple[Any, list[dict[str, str]]]:

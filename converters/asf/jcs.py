@@ -4,7 +4,7 @@
 value to orjson with sorted keys, which is byte-identical to JCS for strings, booleans,
 null, integers of magnitude ≤ 2**53 and objects whose keys sort alike by UTF-8 (orjson)
 and by UTF-16 code units (JCS). The two orders differ only between a character above
-U+FFFF (a surrogate pair, 0xD800–0xDFFF in UTF-16) and one in U+E000–U+FFFF, so a key
+U+FFFF (a surrogate pair, 0xD800-0xDFFF in UTF-16) and one in U+E000-U+FFFF, so a key
 holding a supplementary character is the only key-order risk. Floats (ECMAScript's number
 rendering differs from orjson's: ``1.0`` is ``1``, ``1e21`` is ``1e+21``) and integers beyond
 2**53 (JCS renders every number as a binary64) are rewritten to :class:`orjson.Fragment`
@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["CanonicalError", "canonical", "canonical_slow", "number_text"]
+__all__ = ["CanonicalError", "canonical", "canonical_slow", "int_is_ijson", "number_text"]
 
 _OPTS = orjson.OPT_SORT_KEYS
 _SAFE_INT = 2**53
@@ -68,6 +68,22 @@ def number_text(value: int | float) -> str:
     return sign + out
 
 
+def int_is_ijson(value: int) -> bool:
+    """RFC 0001's whole-number test: exactly a binary64, or the exact value of the
+    canonical rendering of the nearest binary64 (so 2**60 written as 1152921504606847000
+    passes and 9007199254740993 fails however it is spelled)."""
+    if -_SAFE_INT <= value <= _SAFE_INT:
+        return True
+    try:
+        nearest = float(value)
+    except OverflowError:
+        return False
+    if int(nearest) == value:
+        return True
+    text = number_text(nearest)
+    return "e" not in text and "." not in text and int(text) == value
+
+
 def _utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
@@ -86,6 +102,8 @@ def _prepare(value: Any) -> Any:
     if t is int:
         if -_SAFE_INT <= value <= _SAFE_INT:
             return value
+        if not int_is_ijson(value):
+            raise CanonicalError(f"whole number {value} is not I-JSON (no binary64 holds it)")
         return orjson.Fragment(number_text(value))
     if t is float:
         return orjson.Fragment(number_text(value))

@@ -1,0 +1,132 @@
+"""Reading ASF files line by line: bytes in, ``(line, value)`` out, problems reported.
+
+A line that is not a JSON object becomes a problem with its line number; the final line
+may be cut short (a crashed writer leaves a valid prefix), which RFC 0001 says a reader
+tolerates and reports, so it gets its own code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import IO, Any, Union
+
+import orjson
+
+from .jcs import int_is_ijson
+
+Source = Union[str, "os.PathLike[str]", bytes, IO[bytes]]
+
+# A number token that might not be I-JSON whatever its spelling: 16+ digits in a row or a
+# decimal exponent of 16 and up. orjson reads such a float silently rounded, so these
+# lines are decoded a second time keeping exact values. Strings that merely look like
+# this cost a second decode, nothing else.
+_BIG_NUMBER = re.compile(rb"[0-9]{16}|[0-9][eE]\+?(?:1[6-9]|[2-9][0-9]|[0-9]{3})")
+
+
+def open_source(source: Source) -> tuple[IO[bytes], bool]:
+    """A binary stream and whether the caller must close it."""
+    if isinstance(source, (bytes, bytearray)):
+        import io
+
+        return io.BytesIO(bytes(source)), True
+    if hasattr(source, "read"):
+        return source, False  # type: ignore[return-value]
+    return open(os.fspath(source), "rb"), True  # type: ignore[arg-type]
+
+
+def _exact_number_problem(raw: bytes) -> str | None:
+    """The first whole number in ``raw`` that fails the I-JSON test, spelled as written."""
+    found: list[str] = []
+
+    def parse_float(text: str) -> float:
+        value = Decimal(text)
+        if value == value.to_integral_value() and not int_is_ijson(int(value)):
+            found.append(text)
+        return float(text)
+
+    def parse_int(text: str) -> int:
+        if not int_is_ijson(int(text)):
+            found.append(text)
+        return int(text)
+
+    try:
+        json.loads(raw, parse_float=parse_float, parse_int=parse_int)
+    except ValueError:
+        return None
+    return found[0] if found else None
+
+
+def _duplicate_member(raw: bytes) -> str | None:
+    dupes: list[str] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            dupes.extend(k for k in keys if keys.count(k) > 1)
+        return dict(pairs)
+
+    try:
+        json.loads(raw, object_pairs_hook=hook)
+    except ValueError:
+        return None
+    return dupes[0] if dupes else None
+
+
+def iter_lines(stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str | None, str | None]]:
+    """``(line, value, code, message)`` per line: ``value`` is the parsed object, or
+    ``None`` with a problem ``code`` (``not-json``, ``not-object``, ``truncated``,
+    ``blank-line``). ``code`` may also accompany a value (``not-ijson``)."""
+    lineno = 0
+    pending: bytes | None = None
+    for chunk in stream:
+        if pending is not None:
+            yield from _one(lineno, pending, last=False)
+        lineno += 1
+        pending = chunk
+    if pending is not None:
+        yield from _one(lineno, pending, last=True)
+
+
+def _one(lineno: int, raw: bytes, last: bool) -> Iterator[tuple[int, dict[str, Any] | None, str | None, str | None]]:
+    body = raw.rstrip(b"\n")
+    if body.endswith(b"\r"):
+        body = body[:-1]
+    if not body.strip():
+        yield lineno, None, "blank-line", "blank line (every line must be one JSON object)"
+        return
+    try:
+        value = orjson.loads(body)
+        fallback = False
+    except orjson.JSONDecodeError as exc:
+        try:  # orjson refuses lone surrogate escapes; the stdlib reads them, then I-JSON fails
+            value = json.loads(body)
+            fallback = True
+        except ValueError:
+            if last:
+                yield lineno, None, "truncated", f"final line is cut short and does not parse ({exc})"
+            else:
+                yield lineno, None, "not-json", f"not JSON: {exc}"
+            return
+    if type(value) is not dict:
+        yield lineno, None, "not-object", "line is JSON but not an object"
+        return
+    problem = None
+    if _BIG_NUMBER.search(body):
+        number = _exact_number_problem(body)
+        if number is not None:
+            problem = f"number {number} is not I-JSON: no binary64 holds it exactly"
+    if fallback and problem is None:
+        # Repeated member names are only looked for on lines orjson refused: a full
+        # second decode of every line would double the cost of reading.
+        dup = _duplicate_member(body)
+        if dup is not None:
+            problem = f"an object repeats the member name {dup!r}"
+    if problem is not None:
+        yield lineno, value, "not-ijson", problem
+    else:
+        yield lineno, value, None, None
+

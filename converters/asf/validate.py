@@ -1,0 +1,214 @@
+"""Validating an ASF file: the JSON Schema per line, then what a schema cannot express.
+
+``validate_asf(path_or_bytes_or_stream) -> list[Issue]`` (``piconv.ir.Issue``: 1-based
+line, stable code, message). An empty list means the file is valid. Checks beyond the
+schema (RFC 0001): the header first and only first; a ``format`` this reader supports;
+each ``id`` recomputed from the line's own members; ``ts`` in its one spelling; no
+reserved member in a body; every parent earlier in the file; ids and ``function_call``
+call ids unique; ``first_kept`` on the compaction's path; ``from`` and ``target`` naming
+entries of the file; I-JSON values; a cut-short final line reported as ``truncated``.
+
+Format versions: a reader of 0.11 reads 0.5 to 0.11 files as they stand (RFC 0001,
+Versioning: the later minors add optional members and the hashes do not change), so the
+reference examples written as 0.5 and 0.10 validate. Files before 0.5 need an in-memory
+migration this validator does not implement, and later minors or majors are refused:
+both are reported as ``format-unsupported``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+from typing import Any
+
+import orjson
+from piconv.ir import Issue
+
+from .ids import ENVELOPE, CanonicalError, content_hash, envelope_id, is_canonical_ts
+from .reader import Source, iter_lines, open_source
+
+__all__ = ["CODES", "check", "validate_asf"]
+
+SUPPORTED_MINORS = range(5, 12)
+MAX_ISSUES = 1000
+
+CODES = {
+    "truncated": "the final line is cut short (tolerated: the rest of the file is read)",
+    "not-json": "a line that does not parse as JSON",
+    "not-object": "a line that is JSON but not an object",
+    "blank-line": "an empty line",
+    "header-missing": "the first line is not a session header",
+    "header-repeated": "a session header after the first line",
+    "format-unsupported": "a format string this validator does not read",
+    "schema": "the line does not match the JSON Schema",
+    "reserved-member": "a body carries id/type/parent/parents/ts/content at top level",
+    "ts-noncanonical": "ts is not in the one RFC 0001 spelling",
+    "not-ijson": "a value that is not I-JSON (number, lone surrogate, repeated member)",
+    "id-mismatch": "the id does not recompute from the line's members",
+    "id-duplicate": "an id seen earlier in the file (read as the same entry)",
+    "parent-unknown": "parent names no earlier line of the file",
+    "call-id-duplicate": "a function_call call_id another function_call already holds",
+    "call-id-empty": "a function_call without a call_id",
+    "first-kept-not-on-path": "a compaction's first_kept is not an ancestor of it",
+    "ref-unknown": "from/target/queued_from names no earlier entry of the file",
+    "base-missing": "the header's base names no entry of the file",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _validator() -> Any:
+    """Compiled once per process: building a validator costs far more than using one."""
+    import jsonschema
+
+    schema = orjson.loads(resources.files(__package__).joinpath("schema/asf.schema.json").read_bytes())
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema)
+
+
+_FORMAT = re.compile(r"agentsession/(\d+)\.(\d+)")
+
+
+def _schema_issues(lineno: int, value: dict[str, Any]) -> list[Issue]:
+    validator = _validator()
+    out = []
+    for err in validator.iter_errors(value):
+        path = "/".join(str(p) for p in err.absolute_path)
+        out.append(Issue(lineno, "schema", f"{path or '(line)'}: {err.message[:300]}"))
+        if len(out) >= 5:
+            break
+    return out
+
+
+def validate_asf(source: Source) -> list[Issue]:
+    """Every problem in the ASF file at ``source`` (a path, bytes or a binary stream)."""
+    stream, close = open_source(source)
+    try:
+        return _validate(stream)
+    finally:
+        if close:
+            stream.close()
+
+
+def _validate(stream: Any) -> list[Issue]:
+    issues: list[Issue] = []
+    add = issues.append
+    validator = _validator()
+    parents: dict[str, str | None] = {}
+    call_ids: dict[str, int] = {}
+    header: dict[str, Any] | None = None
+    deferred_base: tuple[int, str] | None = None
+    for lineno, value, code, message in iter_lines(stream):
+        if len(issues) >= MAX_ISSUES:
+            break
+        if code is not None:
+            add(Issue(lineno, code, message or code))
+        if value is None:
+            continue
+        if lineno == 1:
+            if value.get("type") != "session":
+                add(Issue(1, "header-missing", "the first line must be the session header (type session)"))
+            else:
+                header = value
+                if not validator.is_valid(value):
+                    issues.extend(_schema_issues(1, value))
+                fmt = value.get("format")
+                m = _FORMAT.fullmatch(fmt) if type(fmt) is str else None
+                if m is None or int(m.group(1)) != 0 or int(m.group(2)) not in SUPPORTED_MINORS:
+                    add(Issue(1, "format-unsupported", f"format {fmt!r}: this validator reads agentsession/0.5 to 0.11"))
+                base = value.get("base")
+                if type(base) is str:
+                    deferred_base = (1, base)
+                continue
+        if value.get("type") == "session":
+            add(Issue(lineno, "header-repeated", "a session header may only be the first line"))
+            continue
+        _check_entry(lineno, value, code, validator, parents, call_ids, add)
+    if header is None and not any(i.code == "header-missing" for i in issues):
+        add(Issue(1, "header-missing", "the file has no session header"))
+    if deferred_base is not None and deferred_base[1] not in parents:
+        add(Issue(1, "base-missing", f"base {deferred_base[1]} is not an entry of the file"))
+    return issues
+
+
+def _check_entry(
+    lineno: int,
+    value: dict[str, Any],
+    code: str | None,
+    validator: Any,
+    parents: dict[str, str | None],
+    call_ids: dict[str, int],
+    add: Any,
+) -> None:
+    if not validator.is_valid(value):
+        for issue in _schema_issues(lineno, value):
+            add(issue)
+    entry_id = value.get("id")
+    parent = value.get("parent")
+    ts = value.get("ts")
+    type_ = value.get("type")
+    body = {k: v for k, v in value.items() if k not in ENVELOPE}
+    if "content" in body:
+        add(Issue(lineno, "reserved-member", "the body carries the reserved member 'content'"))
+    if type(ts) is str and not is_canonical_ts(ts):
+        add(Issue(lineno, "ts-noncanonical", f"ts {ts!r} is not in the canonical spelling"))
+    if code != "not-ijson" and type(entry_id) is str and type(type_) is str and type(ts) is str:
+        try:
+            expected = envelope_id(type_, parent, ts, content_hash(body), value.get("parents"))
+        except CanonicalError as exc:
+            add(Issue(lineno, "not-ijson", str(exc)))
+        else:
+            if expected != entry_id:
+                add(Issue(lineno, "id-mismatch", f"id {entry_id} does not recompute (expected {expected})"))
+    if type(entry_id) is not str:
+        return
+    if entry_id in parents:
+        add(Issue(lineno, "id-duplicate", f"id {entry_id} was already seen: the line is read as that entry"))
+        return
+    if parent is not None and parent not in parents:
+        add(Issue(lineno, "parent-unknown", f"parent {parent} is not an earlier entry of the file"))
+    for ref in value.get("parents") or ():
+        if type(ref) is dict and "session" not in ref and ref.get("entry") not in parents:
+            add(Issue(lineno, "ref-unknown", f"parents names {ref.get('entry')}, no earlier entry of the file"))
+    if type_ == "item":
+        item = value.get("item")
+        if type(item) is dict and item.get("type") == "function_call":
+            call_id = item.get("call_id")
+            if not call_id:
+                add(Issue(lineno, "call-id-empty", "a function_call needs a non-empty call_id"))
+            elif call_id in call_ids:
+                add(Issue(lineno, "call-id-duplicate", f"call_id {call_id!r} is already used on line {call_ids[call_id]}"))
+            else:
+                call_ids[call_id] = lineno
+    elif type_ == "compaction":
+        first_kept = value.get("first_kept")
+        if type(first_kept) is str and not _on_path(parents, parent, first_kept):
+            add(Issue(lineno, "first-kept-not-on-path", f"first_kept {first_kept} is not on this compaction's path"))
+    for member in ("from", "target", "queued_from"):
+        ref = value.get(member)
+        if type(ref) is str and ref not in parents and type_ in _REF_TYPES.get(member, ()):
+            add(Issue(lineno, "ref-unknown", f"{member} {ref} is not an earlier entry of the file"))
+    parents[entry_id] = parent if type(parent) is str else None
+
+
+_REF_TYPES = {
+    "from": ("branch_summary",),
+    "target": ("label", "outcome", "decision", "dispatch"),
+    "queued_from": ("item",),
+}
+
+
+def _on_path(parents: dict[str, str | None], start: str | None, wanted: str) -> bool:
+    seen = 0
+    node = start
+    while node is not None and seen <= len(parents):
+        if node == wanted:
+            return True
+        node = parents.get(node)
+        seen += 1
+    return False
+
+
+def check(data: bytes) -> list[str]:
+    """The registry's check function: problems as ``"line N: code: message"``."""
+    return [f"line {i.line}: {i.code}: {i.message}" for i in validate_asf(data)]
