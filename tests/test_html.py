@@ -1,0 +1,286 @@
+"""Unit tests of the HTML converter on hand-built documents: escaping and URL policy,
+Markdown with HTML disabled, per-tool rendering, the tree with every branch, limits."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from piconv.converters.html import check, write
+from piconv.converters.html.escape import anchor, image_src, safe_href, text
+from piconv.converters.html.highlight import Highlighter
+from piconv.converters.html.markdown import MarkdownRenderer
+from piconv.ir import (
+    AssistantMessage,
+    BranchSummary,
+    Compaction,
+    Document,
+    Entry,
+    Image,
+    Label,
+    MessageBody,
+    ModelRef,
+    Origin,
+    Reasoning,
+    SessionInfo,
+    ShellCommand,
+    Text,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from piconv.report import Report
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+
+
+def E(eid: str, parent: str | None, body: object, ts: str = "2026-01-01T00:00:00Z") -> Entry:
+    b = body if not isinstance(body, (UserMessage, AssistantMessage, ToolResult, ShellCommand)) else MessageBody(body)
+    return Entry(id=eid, parent_id=parent, timestamp=ts, body=b, origin=Origin(line=1))  # type: ignore[arg-type]
+
+
+def render(doc: Document, **options: object) -> str:
+    out = io.BytesIO()
+    write(doc, out, options, Report("html"))
+    data = out.getvalue()
+    assert check(data) == []
+    return data.decode()
+
+
+def doc_of(*entries: Entry, leaf: str | None = None) -> Document:
+    return Document(session=SessionInfo(id="s"), entries=entries, leaf_id=leaf or entries[-1].id)
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+def test_text_escapes_markup_and_forbidden_code_points() -> None:
+    assert text('<a href="x">&</a>') == "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
+    assert text("a\x00b\ufdd0c\ud800d\r\ne") == "a\ufffdb\ufffdc\ufffdd\ne"
+
+
+def test_anchor_is_a_valid_injective_id() -> None:
+    ids = ["a b", "a_20_b", 'x" onclick="y', "é", "a-b", ""]
+    anchors = [anchor(i) for i in ids]
+    assert len(set(anchors)) == len(ids)
+    assert all(re.fullmatch(r"e-[A-Za-z0-9_-]*", a) for a in anchors)
+
+
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        ("https://example.com/x?a=1", True),
+        ("http://example.com", True),
+        ("javascript:alert(1)", False),
+        ("JaVaScRiPt:alert(1)", False),
+        ("java\tscript:alert(1)", False),
+        (" javascript:alert(1)", False),
+        ("vbscript:x", False),
+        ("data:text/html,<script>", False),
+        ("file:///etc/passwd", False),
+        ("./relative.html", False),
+        ("//evil.example/x", False),
+        ("mailto:a@b.c", False),
+        ("http:///nohost", False),
+    ],
+)
+def test_only_absolute_http_links_survive(url: str, ok: bool) -> None:
+    assert (safe_href(url) is not None) is ok
+
+
+def test_image_allow_list_and_signature() -> None:
+    assert image_src("image/png", PNG)[0] == f"data:image/png;base64,{PNG}"
+    assert image_src("IMAGE/PNG", PNG)[0] is not None
+    assert image_src("image/svg+xml", "PHN2Zz48L3N2Zz4=")[0] is None
+    assert image_src("text/html", PNG)[0] is None
+    assert image_src('image/png" onerror="x', PNG)[0] is None
+    assert image_src("image/jpeg", PNG)[1] == "image data does not match its type"
+    assert image_src("image/png", '"><script>')[0] is None
+    assert image_src("image/png", None)[0] is None
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+@pytest.fixture(scope="module")
+def md() -> MarkdownRenderer:
+    return MarkdownRenderer(Highlighter())
+
+
+def test_markdown_raw_html_is_text(md: MarkdownRenderer) -> None:
+    out = md.render('Hi <script>alert(1)</script> <img src=x onerror="a()"> `<b>` **b**\n\n<div>\nblock\n</div>')
+    assert "<script" not in out and "<img" not in out and "<div" not in out
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
+    assert "<code>&lt;b&gt;</code>" in out and "<strong>b</strong>" in out
+    assert "&lt;div&gt;" in out
+
+
+def test_markdown_links_and_images(md: MarkdownRenderer) -> None:
+    out = md.render(
+        "[a](javascript:alert(1)) [b](https://ok.example/) [c](./rel) <https://auto.example> "
+        f"![r](https://img.example/x.png) ![d](data:image/png;base64,{PNG}) ![s](data:image/svg+xml;base64,AAAA)"
+    )
+    hrefs = re.findall(r'href="([^"]*)"', out)
+    assert hrefs == ["https://ok.example/", "https://auto.example", "https://img.example/x.png"]
+    assert re.findall(r'src="([^"]*)"', out) == [f"data:image/png;base64,{PNG}"]
+    assert '<a class="blocked-link">a</a>' in out
+    assert "[image: s]" in out
+
+
+def test_markdown_tables_code_and_sentinel(md: MarkdownRenderer) -> None:
+    out = md.render("| a | b |\n|:-:|--:|\n| 1 | 2 |\n\n```python\nx = '<s>'\n```\n\n\ufdd0 stays out")
+    assert 'class="al-center"' in out and "align=" not in out
+    assert '<pre class="hl"><code><span class="n">x</span>' in out
+    assert "&#39;&lt;s&gt;&#39;" in out
+    assert "\ufdd0" not in out and "\ufffd stays out" in out
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _sample() -> Document:
+    return doc_of(
+        E("u1", None, UserMessage(content="Fix <b>it</b> please")),
+        E(
+            "a1",
+            "u1",
+            AssistantMessage(
+                content=(
+                    Reasoning(text="thinking about it"),
+                    Text(text="On it."),
+                    ToolCall(call_id="c1", name="bash", arguments={"command": "make test"}),
+                    ToolCall(call_id="c2", name="read", arguments={"path": "src/x.py", "offset": 3, "limit": 2}),
+                    ToolCall(call_id="c3", name="edit", arguments={"path": "src/x.py", "oldText": "a\nb", "newText": "a\nc"}),
+                    ToolCall(call_id="c4", name="custom_tool", arguments={"k": "</script>"}),
+                ),
+                model=ModelRef("prov", "mod"),
+            ),
+        ),
+        E("r1", "a1", ToolResult(call_id="c1", content=(Text(text="boom\n\nCommand exited with code 2"),), is_error=True)),
+        E("r2", "r1", ToolResult(call_id="c2", content=(Text(text="def f():\n    return 1"),))),
+        E("r3", "r2", ToolResult(call_id="c3", content=(Text(text="ok"),), details={"diff": "  1 a\n- 2 b\n+ 2 c"})),
+        E("r4", "r3", ToolResult(call_id="c4", content="done")),
+        E("u2", "r4", UserMessage(content="first branch")),
+        E("u3", "r4", UserMessage(content=(Text(text="second branch"), Image(data=PNG, media_type="image/png")))),
+        E("l1", "u3", Label(target_id="u1", label="start")),
+        leaf="l1",
+    )
+
+
+def test_every_entry_has_an_anchor_and_results_sit_in_their_calls() -> None:
+    html = render(_sample())
+    for eid in ("u1", "a1", "r1", "r2", "r3", "r4", "u2", "u3", "l1"):
+        assert f'id="{anchor(eid)}"' in html
+    # Results are drawn inside the assistant entry that called them.
+    assistant = html[html.index(f'id="{anchor("a1")}"') : html.index(f'id="{anchor("u2")}"')]
+    assert "boom" in assistant and '<span class="exit bad">exit 2</span>' in assistant
+    assert "Command exited" not in assistant
+    assert '<span class="tool-path">src/x.py:3-4</span>' in assistant
+    assert '<span class="k">def</span>' in assistant  # highlighted by path
+    assert '<span class="del">- 2 b</span>' in assistant and '<span class="add">+ 2 c</span>' in assistant
+    assert "&lt;/script&gt;" in assistant and "</script>" not in assistant
+
+
+def test_leaf_path_open_other_branches_closed() -> None:
+    html = render(_sample())
+    closed = re.search(r'<details class="branch" id="b-u2">', html)
+    opened = re.search(r'<details class="branch on-path" id="b-u3" open>', html)
+    assert closed and opened
+    assert "Fix &lt;b&gt;it&lt;/b&gt; please" in html
+    assert '<span class="label">start</span>' in html
+    assert f'src="data:image/png;base64,{PNG}"' in html
+
+
+def test_header_facts() -> None:
+    html = render(_sample())
+    assert "<dt>Models</dt><dd>prov/mod</dd>" in html
+    assert "<dt>Tool calls</dt><dd>4</dd>" in html
+    assert "Branches (2 ends)" in html
+
+
+def test_output_is_deterministic() -> None:
+    assert render(_sample()) == render(_sample())
+
+
+def test_long_output_is_collapsed_with_preview() -> None:
+    long = "\n".join(f"line {i}" for i in range(100))
+    doc = doc_of(
+        E("a", None, AssistantMessage(content=(ToolCall(call_id="c", name="bash", arguments={"command": "seq"}),))),
+        E("r", "a", ToolResult(call_id="c", content=long)),
+    )
+    html = render(doc)
+    m = re.search(r'<details class="output"><summary>Output <span class="count">\(100 lines\)</span><span class="preview">([^<]*)</span>', html)
+    assert m and m.group(1).count("\n") == 7
+    assert "line 99" in html
+
+
+def test_highlight_caps() -> None:
+    big = "x = 1\n" * 10
+    doc = doc_of(
+        E("a", None, AssistantMessage(content=(ToolCall(call_id="c", name="read", arguments={"path": "a.py"}),))),
+        E("r", "a", ToolResult(call_id="c", content=big)),
+    )
+    assert '<span class="n">x</span>' in render(doc)
+    assert '<span class="n">x</span>' not in render(doc, highlight_limit=10)
+    assert '<span class="n">x</span>' not in render(doc, highlight_budget=10)
+
+
+def test_deep_branching_is_flattened_and_complete() -> None:
+    # A comb: every entry has a dead-end sibling, 200 levels deep.
+    entries = [E("n0", None, UserMessage(content="root"))]
+    for i in range(1, 201):
+        entries.append(E(f"n{i}", f"n{i - 1}", UserMessage(content=f"main {i}")))
+        entries.append(E(f"d{i}", f"n{i - 1}", UserMessage(content=f"dead {i}")))
+    doc = doc_of(*entries, leaf="n200")
+    html = render(doc)
+    for e in entries:
+        assert html.count(f'id="{anchor(e.id)}"') == 1
+    depth = max_details_depth(html)
+    assert depth <= 45
+
+
+def max_details_depth(html: str) -> int:
+    depth = best = 0
+    for m in re.finditer(r"<(/?)details\b", html):
+        depth += -1 if m.group(1) else 1
+        best = max(best, depth)
+    return best
+
+
+def test_cycles_and_self_parents_do_not_hang_or_lose_entries() -> None:
+    doc = Document(
+        session=SessionInfo(),
+        entries=(
+            E("a", None, UserMessage(content="root")),
+            E("x", "y", UserMessage(content="cycle x")),
+            E("y", "x", UserMessage(content="cycle y")),
+            E("s", "s", UserMessage(content="self")),
+        ),
+        leaf_id="a",
+    )
+    html = render(doc)
+    assert "cycle x" in html and "cycle y" in html and "self" in html
+    assert "Entries not reachable from the start" in html
+
+
+def test_summaries_and_shell() -> None:
+    doc = doc_of(
+        E("c", None, Compaction(summary="## Goal\nship it", tokens_before=1234, first_kept_id="c")),
+        E("b", "c", BranchSummary(summary="tried **B**", from_id="zz")),
+        E("s", "b", ShellCommand(command="ls", output="a\nb", exit_code=1)),
+    )
+    html = render(doc)
+    assert "1,234 tokens before" in html and "<h2>Goal</h2>" in html
+    assert "<strong>B</strong>" in html
+    assert '<span class="exit bad">exit 1</span>' in html
+
+
+def test_registered_as_a_converter() -> None:
+    from piconv.registry import build_registry
+
+    conv = build_registry().get("html")
+    assert conv.extension == ".html" and conv.media_type == "text/html"
+    assert conv.check is not None
+    assert {o.dest for o in conv.options} == {"highlight_limit", "highlight_budget"}
