@@ -7,7 +7,6 @@ import io
 import re
 
 import pytest
-
 from piconv.converters.html import check, write
 from piconv.converters.html.escape import anchor, image_src, safe_href, text
 from piconv.converters.html.highlight import Highlighter
