@@ -36,7 +36,11 @@ PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAw
 
 
 def E(eid: str, parent: str | None, body: object, ts: str = "2026-01-01T00:00:00Z") -> Entry:
-    b = body if not isinstance(body, (UserMessage, AssistantMessage, ToolResult, ShellCommand)) else MessageBody(body)
+    b = (
+        body
+        if not isinstance(body, (UserMessage, AssistantMessage, ToolResult, ShellCommand))
+        else MessageBody(body)
+    )
     return Entry(id=eid, parent_id=parent, timestamp=ts, body=b, origin=Origin(line=1))  # type: ignore[arg-type]
 
 
@@ -109,7 +113,9 @@ def md() -> MarkdownRenderer:
 
 
 def test_markdown_raw_html_is_text(md: MarkdownRenderer) -> None:
-    out = md.render('Hi <script>alert(1)</script> <img src=x onerror="a()"> `<b>` **b**\n\n<div>\nblock\n</div>')
+    out = md.render(
+        'Hi <script>alert(1)</script> <img src=x onerror="a()"> `<b>` **b**\n\n<div>\nblock\n</div>'
+    )
     assert "<script" not in out and "<img" not in out and "<div" not in out
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in out
     assert "<code>&lt;b&gt;</code>" in out and "<strong>b</strong>" in out
@@ -150,19 +156,39 @@ def _sample() -> Document:
                     Reasoning(text="thinking about it"),
                     Text(text="On it."),
                     ToolCall(call_id="c1", name="bash", arguments={"command": "make test"}),
-                    ToolCall(call_id="c2", name="read", arguments={"path": "src/x.py", "offset": 3, "limit": 2}),
-                    ToolCall(call_id="c3", name="edit", arguments={"path": "src/x.py", "oldText": "a\nb", "newText": "a\nc"}),
+                    ToolCall(
+                        call_id="c2", name="read", arguments={"path": "src/x.py", "offset": 3, "limit": 2}
+                    ),
+                    ToolCall(
+                        call_id="c3",
+                        name="edit",
+                        arguments={"path": "src/x.py", "oldText": "a\nb", "newText": "a\nc"},
+                    ),
                     ToolCall(call_id="c4", name="custom_tool", arguments={"k": "</script>"}),
                 ),
                 model=ModelRef("prov", "mod"),
             ),
         ),
-        E("r1", "a1", ToolResult(call_id="c1", content=(Text(text="boom\n\nCommand exited with code 2"),), is_error=True)),
+        E(
+            "r1",
+            "a1",
+            ToolResult(
+                call_id="c1", content=(Text(text="boom\n\nCommand exited with code 2"),), is_error=True
+            ),
+        ),
         E("r2", "r1", ToolResult(call_id="c2", content=(Text(text="def f():\n    return 1"),))),
-        E("r3", "r2", ToolResult(call_id="c3", content=(Text(text="ok"),), details={"diff": "  1 a\n- 2 b\n+ 2 c"})),
+        E(
+            "r3",
+            "r2",
+            ToolResult(call_id="c3", content=(Text(text="ok"),), details={"diff": "  1 a\n- 2 b\n+ 2 c"}),
+        ),
         E("r4", "r3", ToolResult(call_id="c4", content="done")),
         E("u2", "r4", UserMessage(content="first branch")),
-        E("u3", "r4", UserMessage(content=(Text(text="second branch"), Image(data=PNG, media_type="image/png")))),
+        E(
+            "u3",
+            "r4",
+            UserMessage(content=(Text(text="second branch"), Image(data=PNG, media_type="image/png"))),
+        ),
         E("l1", "u3", Label(target_id="u1", label="start")),
         leaf="l1",
     )
@@ -206,11 +232,18 @@ def test_output_is_deterministic() -> None:
 def test_long_output_is_collapsed_with_preview() -> None:
     long = "\n".join(f"line {i}" for i in range(100))
     doc = doc_of(
-        E("a", None, AssistantMessage(content=(ToolCall(call_id="c", name="bash", arguments={"command": "seq"}),))),
+        E(
+            "a",
+            None,
+            AssistantMessage(content=(ToolCall(call_id="c", name="bash", arguments={"command": "seq"}),)),
+        ),
         E("r", "a", ToolResult(call_id="c", content=long)),
     )
     html = render(doc)
-    m = re.search(r'<details class="output"><summary>Output <span class="count">\(100 lines\)</span><span class="preview">([^<]*)</span>', html)
+    m = re.search(
+        r'<details class="output"><summary>Output <span class="count">\(100 lines\)</span><span class="preview">([^<]*)</span>',
+        html,
+    )
     assert m and m.group(1).count("\n") == 7
     assert "line 99" in html
 
@@ -218,7 +251,11 @@ def test_long_output_is_collapsed_with_preview() -> None:
 def test_highlight_caps() -> None:
     big = "x = 1\n" * 10
     doc = doc_of(
-        E("a", None, AssistantMessage(content=(ToolCall(call_id="c", name="read", arguments={"path": "a.py"}),))),
+        E(
+            "a",
+            None,
+            AssistantMessage(content=(ToolCall(call_id="c", name="read", arguments={"path": "a.py"}),)),
+        ),
         E("r", "a", ToolResult(call_id="c", content=big)),
     )
     assert '<span class="n">x</span>' in render(doc)
@@ -283,3 +320,23 @@ def test_registered_as_a_converter() -> None:
     assert conv.extension == ".html" and conv.media_type == "text/html"
     assert conv.check is not None
     assert {o.dest for o in conv.options} == {"highlight_limit", "highlight_budget"}
+
+
+def test_check_catches_injected_markup() -> None:
+    page = render(_sample()).encode()
+    assert check(page) == []
+    for bad in (
+        b'<p onclick="x">a</p>',
+        b'<a href="javascript:x">b</a>',
+        b'<a href="./rel">b</a>',
+        b'<img src="http://x/y.png" alt="">',
+        b'<img src="data:image/svg+xml;base64,AAAA" alt="">',
+        b"<script>x()</script>",
+        b"<svg></svg>",
+        b'<div style="color:red">x</div>',
+        b"<p title=x>a</p>",
+    ):
+        tampered = page.replace(b'<main id="transcript">', b'<main id="transcript">' + bad, 1)
+        assert check(tampered), bad
+    assert check(page.replace(b"default-src 'none'", b"default-src *"))
+    assert check(page.replace(b"console", b"consola"))  # script no longer matches its hash
