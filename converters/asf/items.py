@@ -1,0 +1,97 @@
+"""IR content → Open Responses items, and IR usage → the Open Responses usage shape.
+
+Each function returns the ASF value and records, in ``left``, every IR member the item
+shape has no field for (kept on the entry under ``pi`` so nothing is lost).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from piconv import ir
+
+JSONDict = dict[str, Any]
+
+
+def _extra(obj: Any, left: JSONDict, key: str) -> None:
+    if obj.extra:
+        left[key] = dict(obj.extra)
+
+
+def input_parts(content: ir.Content | None, left: JSONDict) -> list[JSONDict]:
+    """User-side content as ``input_text`` / ``input_image`` parts (images as data URLs)."""
+    if content is None:
+        return []
+    if type(content) is str:
+        left["content_form"] = "string"
+        return [{"type": "input_text", "text": content}]
+    parts: list[JSONDict] = []
+    kept: list[Any] = []
+    for index, part in enumerate(content):
+        cls = type(part)
+        if cls is ir.Text:
+            parts.append({"type": "input_text", "text": part.text or ""})
+            if part.signature is not None or part.extra or part.text is None:
+                kept.append({"at": index, "signature": part.signature, "extra": dict(part.extra), "text_absent": part.text is None})
+        elif cls is ir.Image:
+            media = part.media_type or "application/octet-stream"
+            parts.append({"type": "input_image", "image_url": f"data:{media};base64,{part.data or ''}", "detail": "auto"})
+            if part.extra or part.media_type is None or part.data is None:
+                kept.append({"at": index, "extra": dict(part.extra), "media_type": part.media_type, "data_absent": part.data is None})
+        else:  # a part a user message should not hold: kept verbatim beside the item
+            kept.append({"at": index, "part": _part_json(part)})
+    if kept:
+        left["parts"] = kept
+    return parts
+
+
+def _part_json(part: Any) -> Any:
+    if type(part) is ir.UnknownPart:
+        return part.value
+    from dataclasses import asdict
+
+    value = asdict(part)
+    value["kind"] = type(part).__name__
+    return value
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as the JSON string the item carries (compact, member order kept)."""
+    try:
+        return orjson.dumps(arguments).decode()
+    except orjson.JSONEncodeError:
+        import json
+
+        return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def usage(u: ir.Usage | None, left: JSONDict) -> JSONDict | None:
+    """pi's usage in the payload's shape. Open Responses counts cached input inside
+    ``input_tokens``; pi counts cache reads and writes apart, so they are added back."""
+    if u is None:
+        return None
+    def num(v: Any) -> int:
+        return v if type(v) is int else 0
+    inp = num(u.input_tokens) + num(u.cache_read_tokens) + num(u.cache_write_tokens)
+    out: JSONDict = {
+        "input_tokens": inp,
+        "input_tokens_details": {"cached_tokens": num(u.cache_read_tokens)},
+        "output_tokens": num(u.output_tokens),
+        "output_tokens_details": {"reasoning_tokens": num(u.reasoning_tokens)},
+        "total_tokens": u.total_tokens if type(u.total_tokens) is int else inp + num(u.output_tokens),
+    }
+    kept: JSONDict = {}
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                 "cache_write_1h_tokens", "reasoning_tokens", "total_tokens"):
+        value = getattr(u, name)
+        if value is not None:
+            kept[name] = value
+    if u.cost is not None:
+        from dataclasses import asdict
+
+        kept["cost"] = {k: v for k, v in asdict(u.cost).items() if v is not None and v != {}}
+    if u.extra:
+        kept["extra"] = dict(u.extra)
+    left["usage"] = kept  # pi's own split (and cost) for the rebuild: OR's shape sums it
+    return out

@@ -1,0 +1,578 @@
+"""pi IR → ASF (agentsession/0.11) lines, written as entries arrive.
+
+The mapping, row by row, is ``docs/formats/asf.md``. Every pi entry becomes one or more
+ASF entries chained parent → child; the pi id is kept as ``legacy_id`` on each, and every
+pi member ASF has no field for is kept in the entry's ``pi`` member. Entries are written
+in file order; one whose parent has not been written yet waits for it (pi files are
+nearly always in order already, so little is ever held).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+from piconv import ir
+from piconv.report import Report
+
+from .ids import CanonicalError, canonical_ts, content_hash, envelope_id, normalise, ts_from_millis
+from .items import arguments_text, input_parts, usage
+
+FORMAT = "agentsession/0.11"
+PAYLOAD = "openresponses/2026-04-24"
+JSONDict = dict[str, Any]
+EPOCH = "1970-01-01T00:00:00Z"
+_CALL_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_EFFORT = {"off": "none"}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Request settings in force after a pi entry (shared between entries until changed)."""
+
+    model: str | None = None
+    provider: str | None = None
+    effort: str | None = None
+    level: str | None = None
+    content: tuple[str, ...] = ()
+    sections: tuple[tuple[str, str], ...] = ()
+    tools: tuple[tuple[str | None, JSONDict], ...] = ()
+
+    def instructions(self) -> str:
+        parts = ["\n\n".join(self.content)] + [v for _k, v in self.sections]
+        return "\n\n".join(p for p in parts if p)
+
+    def full(self) -> JSONDict:
+        out: JSONDict = {}
+        if self.model is not None:
+            out["model"] = self.model
+        text = self.instructions()
+        if text:
+            out["instructions"] = text
+        if self.effort is not None:
+            out["reasoning"] = {"effort": self.effort}
+        if self.tools:
+            out["tools"] = [t for _n, t in self.tools]
+        if self.provider is not None:
+            out["provider"] = self.provider
+        return out
+
+
+def _tool(spec: ir.ToolSpec) -> JSONDict:
+    tool: JSONDict = {"type": "function", "name": spec.name or ""}
+    if spec.description is not None:
+        tool["description"] = spec.description
+    if spec.parameters is not None:
+        tool["parameters"] = spec.parameters
+    return tool
+
+
+def _text(content: ir.Content | None) -> str:
+    if content is None:
+        return ""
+    if type(content) is str:
+        return content
+    return "\n".join(p.text or "" for p in content if type(p) is ir.Text)
+
+
+def apply_system(state: Settings, msg: ir.SystemMessage) -> Settings:
+    """pi-ai's replay of one system message: content appended, sections patched, tools
+    removed then added (a re-added name keeps its place unless removed in between)."""
+    content = state.content
+    text = _text(msg.content)
+    if text:
+        content = (*content, text)
+    sections = dict(state.sections)
+    for name, value in (msg.sections or {}).items():
+        if value is None:
+            sections.pop(name, None)
+        elif type(value) is str:
+            sections[name] = value
+    tools = dict(state.tools)
+    for spec in msg.tools_removed or ():
+        tools.pop(spec.name, None)
+    for spec in msg.tools_added or ():
+        tools[spec.name] = _tool(spec)
+    return Settings(state.model, state.provider, state.effort, state.level, content, tuple(sections.items()), tuple(tools.items()))
+
+
+@dataclass
+class _Writer:
+    doc: ir.Document
+    out: IO[bytes]
+    report: Report
+    asf_ids: dict[str, tuple[str, str]] = field(default_factory=dict)  # pi id -> (first, last) ASF id
+    item_ids: dict[str, list[str]] = field(default_factory=dict)  # pi id -> its item entries
+    state: dict[str, Settings] = field(default_factory=dict)
+    call_ids: set[str] = field(default_factory=set)
+    call_map: dict[str, str] = field(default_factory=dict)
+    last_ts: str = EPOCH
+    written: int = 0
+
+    # ------------------------------------------------------------------ output
+
+    def emit(self, type_: str, parent: str | None, ts: str, body: JSONDict, line: int) -> str:
+        try:
+            digest = content_hash(body)
+        except CanonicalError:
+            try:
+                body, records = normalise(body)
+            except CanonicalError as exc:  # non-finite number: the RFC says refuse the entry
+                self.report.add("entry-refused", line, str(exc))
+                body = {"legacy_id": body.get("legacy_id"), "pi": {"refused": str(exc)}}
+                records = []
+            if records:
+                body["normalised"] = records
+                self.report.add("value-normalised", line, f"{len(records)} value(s) made I-JSON")
+            digest = content_hash(body)
+        entry_id = envelope_id(type_, parent, ts, digest)
+        head = {"type": type_, "id": entry_id, "parent": parent, "ts": ts}
+        self.out.write(orjson.dumps({**head, **body}))
+        self.out.write(b"\n")
+        self.written += 1
+        return entry_id
+
+    # ------------------------------------------------------------------ helpers
+
+    def ts_of(self, entry: ir.Entry, left: JSONDict) -> str:
+        raw = entry.timestamp
+        ts = canonical_ts(raw) if raw is not None else None
+        if ts is None:
+            message = entry.message
+            stamp = getattr(message, "timestamp", None) if message is not None else None
+            ts = ts_from_millis(stamp) if type(stamp) in (int, float) else None
+            ts = ts or self.last_ts
+            self.report.add("ts-synthesized", entry.origin.line, f"entry {entry.id}: no RFC 3339 timestamp")
+        if raw is not None and raw != ts:
+            left["timestamp"] = raw
+        self.last_ts = ts
+        return ts
+
+    def call_id(self, native: str | None, line: int) -> str:
+        if native and native not in self.call_ids:
+            self.call_ids.add(native)
+            self.call_map[native] = native
+            return native
+        # Empty or already taken (on any branch): one of our own, from the portable alphabet.
+        base = _CALL_ID_CHARS.sub("_", native or "") or "call"
+        candidate = base
+        n = 1
+        while candidate in self.call_ids:
+            n += 1
+            candidate = f"{base}_{n}"
+        if candidate != native:
+            self.report.add("call-id-rewritten", line, f"{native!r} -> {candidate!r}")
+        self.call_ids.add(candidate)
+        if native is not None:
+            self.call_map[native] = candidate
+        return candidate
+
+    def ref(self, pi_id: str | None, which: int = 1) -> str | None:
+        pair = self.asf_ids.get(pi_id) if pi_id is not None else None
+        return pair[which] if pair else None
+
+    # ------------------------------------------------------------------ entries
+
+    def write_entry(self, entry: ir.Entry) -> None:
+        parent_state = self.state.get(entry.parent_id, Settings()) if entry.parent_id else Settings()
+        parent = self.ref(entry.parent_id)
+        is_root = parent is None
+        left: JSONDict = {}
+        if entry.origin.source_type is not None:
+            left["type"] = entry.origin.source_type
+        if entry.origin.source_role is not None:
+            left["role"] = entry.origin.source_role
+        if entry.extra:
+            left["extra"] = dict(entry.extra)
+        if entry.origin.synthesized:
+            left["synthesized"] = sorted(entry.origin.synthesized)
+        ts = self.ts_of(entry, left)
+        lines, state = self.map_body(entry, parent_state, left, parent)
+        if is_root and (not lines or lines[0][0] != "config"):
+            lines.insert(0, ("config", {**parent_state.full()}, False))
+        if is_root:
+            lines[0][1]["replace"] = True  # the first entry of a root carries full settings
+        first = last = None
+        items: list[str] = []
+        for index, (type_, body, is_item) in enumerate(lines):
+            body["legacy_id"] = entry.id
+            if type_ == "compaction" and body.get("first_kept") == "":
+                body["first_kept"] = last  # the anchor just written
+            if index == len(lines) - 1 and left:
+                body["pi"] = left
+            last = self.emit(type_, last if last is not None else parent, ts, body, entry.origin.line)
+            if first is None:
+                first = last
+            if is_item:
+                items.append(last)
+        assert first is not None and last is not None
+        self.asf_ids[entry.id] = (first, last)
+        if items:
+            self.item_ids[entry.id] = items
+        self.state[entry.id] = state
+
+    def map_body(self, entry: ir.Entry, state: Settings, left: JSONDict, parent: str | None) -> tuple[list[Any], Settings]:
+        body = entry.body
+        line = entry.origin.line
+        cls = type(body)
+        if cls is ir.MessageBody:
+            return self.map_message(entry, body.message, state, left)
+        if cls is ir.ModelChange:
+            new = Settings(body.model, body.provider, state.effort, state.level, state.content, state.sections, state.tools)
+            delta: JSONDict = {}
+            if body.model is not None:
+                delta["model"] = body.model
+            if body.provider is not None:
+                delta["provider"] = body.provider
+            return [("config", delta, False)], new
+        if cls is ir.ReasoningLevelChange:
+            effort = _EFFORT.get(body.level, body.level) if body.level is not None else None
+            new = Settings(state.model, state.provider, effort, body.level, state.content, state.sections, state.tools)
+            delta = {"reasoning": {"effort": effort}} if effort is not None else {}
+            if body.level is not None and effort != body.level:
+                left["level"] = body.level
+            return [("config", delta, False)], new
+        if cls is ir.Compaction:
+            return self.map_compaction(entry, body, state, left, parent), state
+        if cls is ir.BranchSummary:
+            out: JSONDict = {"from": self.ref(body.from_id) or parent, "summary": _summary_item(body.summary)}
+            if self.ref(body.from_id) is None:
+                self.report.add("branch-from-unresolved", line, f"fromId {body.from_id!r} names no written entry")
+                left["from_id"] = body.from_id
+            u = usage(body.usage, left)
+            if u is not None:
+                out["usage"] = u
+            _keep(left, details=body.details, by_extension=body.by_extension, summary_absent=body.summary is None or None)
+            return [("branch_summary", out, False)], state
+        if cls is ir.Label:
+            target = self.ref(body.target_id)
+            if target is None:
+                self.report.add("ref-unresolved", line, f"label target {body.target_id!r} names no written entry")
+                return [("pi:label", {"target_id": body.target_id, "label": body.label}, False)], state
+            return [("label", {"target": target, "label": body.label or None}, False)], state
+        if cls is ir.SessionName:
+            return [("info", {"name": body.name}, False)], state
+        if cls is ir.ExtensionState:
+            return [("custom", {"ns": body.extension_type or "pi", "data": body.data}, False)], state
+        if cls is ir.UsageRecord:
+            data: JSONDict = {}
+            u = usage(body.usage, left)
+            if u is not None:
+                data["usage"] = u
+            if body.model is not None and body.model.model is not None:
+                data["model"] = body.model.model
+            _keep(left, kind=body.usage_kind, note=body.note,
+                  provider=body.model.provider if body.model else None)
+            self.report.add("usage-entry-as-custom", line)
+            return [("custom", {"ns": "pi:usage", "data": data}, False)], state
+        if cls is ir.ContextEdit:
+            return self.map_context_edit(entry, body, left), state
+        self.report.add("unknown-entry-type", line, f"pi entry type {entry.origin.source_type!r} kept as a namespaced entry")
+        return [("pi:entry", {}, False)], state
+
+    def map_message(self, entry: ir.Entry, msg: ir.Message, state: Settings, left: JSONDict) -> tuple[list[Any], Settings]:
+        cls = type(msg)
+        line = entry.origin.line
+        m: JSONDict = {}
+        left["message"] = m
+        if getattr(msg, "timestamp", None) is not None:
+            m["timestamp"] = msg.timestamp
+        if cls is not ir.UnknownMessage and msg.extra:
+            m["extra"] = dict(msg.extra)
+        if cls is ir.SystemMessage:
+            new = apply_system(state, msg)
+            delta: JSONDict = {"instructions": new.instructions()}
+            if msg.tools_added:
+                delta["tools_added"] = [_tool(t) for t in msg.tools_added]
+            if msg.tools_removed:
+                delta["tools_removed"] = [t.name or "" for t in msg.tools_removed]
+            _keep(m, content=_content_json(msg.content), sections=dict(msg.sections) if msg.sections else None,
+                  tools_added=[_tool_json(t) for t in msg.tools_added] if msg.tools_added else None,
+                  tools_removed=[_tool_json(t) for t in msg.tools_removed] if msg.tools_removed else None)
+            return [("config", delta, False)], new
+        if cls is ir.UserMessage:
+            item = {"type": "message", "role": "user", "content": input_parts(msg.content, m)}
+            return [("item", {"item": item}, True)], state
+        if cls is ir.AssistantMessage:
+            return self.map_assistant(entry, msg, state, m)
+        if cls is ir.ToolResult:
+            call = self.call_map.get(msg.call_id or "")
+            if call is None:
+                self.report.add("tool-result-unmatched", line, f"toolCallId {msg.call_id!r} matches no tool call")
+                call = _CALL_ID_CHARS.sub("_", msg.call_id or "") or "missing"
+            if call != msg.call_id:
+                m["call_id"] = msg.call_id
+            content = msg.content
+            if type(content) is str or (content is not None and len(content) == 1 and type(content[0]) is ir.Text):
+                text = content if type(content) is str else (content[0].text or "")
+                output: Any = text
+                if type(content) is str:
+                    m["content_form"] = "string"
+                elif content[0].signature is not None or content[0].extra:
+                    m["parts"] = [{"at": 0, "signature": content[0].signature, "extra": dict(content[0].extra)}]
+            else:
+                output = input_parts(content, m)
+                if content is None:
+                    m["content_absent"] = True
+            item = {"type": "function_call_output", "call_id": call, "output": output}
+            if msg.is_error:
+                item["status"] = "completed"
+            _keep(m, tool_name=msg.tool_name, is_error=msg.is_error, details=msg.details)
+            if msg.usage is not None:
+                m["usage"] = {}
+                usage(msg.usage, m["usage"])
+            return [("item", {"item": item}, True)], state
+        if cls is ir.ExtensionMessage:
+            item = {"type": "message", "role": "user", "content": input_parts(msg.content, m)}
+            body: JSONDict = {"item": item}
+            if msg.display is False:
+                body["visible"] = False
+            _keep(m, extension_type=msg.extension_type, display=msg.display, details=msg.details)
+            return [("item", body, True)], state
+        if cls is ir.ShellCommand:
+            self.report.add("shell-command-as-extension-item", line)
+            item = {"type": "pi:bash_execution"}
+            for name in ("command", "output", "exit_code", "cancelled", "truncated", "full_output_path", "exclude_from_context"):
+                value = getattr(msg, name)
+                if value is not None:
+                    item[name] = value
+            return [("item", {"item": item}, True)], state
+        if cls is ir.SummaryMessage:
+            _keep(m, kind=msg.kind, tokens_before=msg.tokens_before, from_id=msg.from_id)
+            return [("item", {"item": _summary_item(msg.summary)}, True)], state
+        self.report.add("unknown-message-role", line, f"role {msg.role!r} kept as a namespaced item")
+        return [("item", {"item": {"type": "pi:message", "value": msg.value}}, True)], state
+
+    def map_assistant(self, entry: ir.Entry, msg: ir.AssistantMessage, state: Settings, m: JSONDict) -> tuple[list[Any], Settings]:
+        line = entry.origin.line
+        lines: list[Any] = []
+        new = state
+        ref = msg.model
+        if ref is not None and (ref.model != state.model or ref.provider != state.provider):
+            # pi takes the model in force from the last assistant message as well as from
+            # model changes, so a response from another model moves the settings too.
+            new = Settings(ref.model, ref.provider, state.effort, state.level, state.content, state.sections, state.tools)
+            delta = {k: v for k, v in (("model", ref.model), ("provider", ref.provider)) if v is not None}
+            lines.append(("config", delta, False))
+        response_id = msg.response_id or f"resp_{entry.id}"
+        if msg.response_id is None:
+            m["response_id_synthesized"] = True
+        text_parts: list[JSONDict] = []
+        kept: list[Any] = []
+
+        def flush() -> None:
+            if text_parts:
+                item = {"type": "message", "role": "assistant", "status": "completed", "content": list(text_parts)}
+                lines.append(("item", {"item": item, "response": response_id}, True))
+                text_parts.clear()
+
+        content = msg.content
+        if type(content) is str:  # a string where pi's type says parts: one text part
+            m["content_form"] = "string"
+            content = (ir.Text(text=content),)
+        for index, part in enumerate(content or ()):
+            cls = type(part)
+            if cls is ir.Text:
+                text_parts.append({"type": "output_text", "text": part.text or "", "annotations": []})
+                if part.signature is not None or part.extra:
+                    kept.append({"at": index, "signature": part.signature, "extra": dict(part.extra)})
+                continue
+            flush()
+            if cls is ir.Reasoning:
+                item: JSONDict = {"type": "reasoning", "summary": []}
+                if part.text:
+                    item["summary"] = [{"type": "summary_text", "text": part.text}]
+                if part.signature is not None:
+                    item["encrypted_content"] = part.signature
+                if part.redacted is not None or part.extra or part.text == "":
+                    kept.append({"at": index, "redacted": part.redacted, "extra": dict(part.extra), "text": part.text})
+                lines.append(("item", {"item": item, "response": response_id}, True))
+            elif cls is ir.ToolCall:
+                call = self.call_id(part.call_id, line)
+                item = {"type": "function_call", "call_id": call, "name": part.name or "",
+                        "arguments": arguments_text(part.arguments)}
+                if call != part.call_id or part.signature is not None or part.namespace is not None or part.extra or type(part.arguments) is not dict:
+                    kept.append({"at": index, "call_id": part.call_id, "signature": part.signature,
+                                 "namespace": part.namespace, "extra": dict(part.extra),
+                                 "arguments_type": type(part.arguments).__name__})
+                lines.append(("item", {"item": item, "response": response_id}, True))
+            else:
+                self.report.add("unknown-part", line, f"assistant part {getattr(part, 'type', None)!r} kept aside")
+                kept.append({"at": index, "part": part.value if type(part) is ir.UnknownPart else None})
+        flush()
+        if kept:
+            m["parts"] = kept
+        if msg.content is None:
+            m["content_absent"] = True
+        response: JSONDict = {"response_id": response_id}
+        model = msg.response_model or (ref.model if ref else None)
+        if model is not None:
+            response["model"] = model
+        stop = msg.stop_reason
+        response["status"] = {"error": "failed", "aborted": "incomplete", "length": "incomplete"}.get(stop or "", "completed")
+        if stop == "error" or msg.error_message is not None:
+            response["error"] = {"code": stop or "error", "message": msg.error_message or ""}
+        if stop == "length":
+            response["incomplete"] = {"reason": "max_output_tokens"}
+        elif stop == "aborted":
+            response["incomplete"] = {"reason": "aborted"}
+        u = usage(msg.usage, m)
+        if u is not None:
+            response["usage"] = u
+            if msg.usage is not None and msg.usage.cost is not None:
+                self.report.add("cost-not-representable", line)
+        _keep(m, stop_reason=stop, error_message=msg.error_message, response_model=msg.response_model,
+              reasoning_level=msg.reasoning_level, api=ref.api if ref else None,
+              provider=ref.provider if ref else None, model=ref.model if ref else None)
+        lines.append(("response", response, False))
+        return lines, new
+
+    def map_compaction(self, entry: ir.Entry, body: ir.Compaction, state: Settings, left: JSONDict, parent: str | None) -> list[Any]:
+        line = entry.origin.line
+        lines: list[Any] = []
+        first_kept = self.ref(body.first_kept_id, 0)
+        path = self.doc.path(entry.parent_id) if entry.parent_id else []
+        on_path = body.first_kept_id is not None and any(e.id == body.first_kept_id for e in path)
+        if not on_path or first_kept is None:
+            # pi keeps nothing before the summary here (firstKeptEntryId is the compaction
+            # itself or not on the path): an anchor entry that carries no context stands
+            # for "from here", since an id cannot name the entry it is part of.
+            self.report.add("compaction-anchor", line, f"firstKeptEntryId {body.first_kept_id!r}: nothing kept")
+            lines.append(("custom", {"ns": "piconv", "data": {"anchor": "compaction-first-kept"}}, False))
+            left["first_kept_id"] = body.first_kept_id
+            first_kept = None
+        checkpoint = state
+        if body.checkpoint is not None:
+            checkpoint = apply_system(Settings(state.model, state.provider, state.effort, state.level), body.checkpoint)
+            left["checkpoint"] = {"content": _content_json(body.checkpoint.content),
+                                  "sections": dict(body.checkpoint.sections) if body.checkpoint.sections else None,
+                                  "tools": [_tool_json(t) for t in body.checkpoint.tools_added or ()],
+                                  "timestamp": body.checkpoint.timestamp,
+                                  "extra": dict(body.checkpoint.extra) if body.checkpoint.extra else None}
+        out: JSONDict = {"first_kept": first_kept or "", "summary": _summary_item(body.summary), "config": checkpoint.full()}
+        if type(body.tokens_before) is int:
+            out["tokens_before"] = body.tokens_before
+        elif body.tokens_before is not None:
+            left["tokens_before"] = body.tokens_before
+        u = usage(body.usage, left)
+        if u is not None:
+            out["usage"] = u
+        _keep(left, details=body.details, by_extension=body.by_extension, summary_absent=body.summary is None or None)
+        lines.append(("compaction", out, False))
+        return lines
+
+    def map_context_edit(self, entry: ir.Entry, body: ir.ContextEdit, left: JSONDict) -> list[Any]:
+        line = entry.origin.line
+        targets = self.item_ids.get(body.target_id or "", [])
+        left["target_id"] = body.target_id
+        if body.omit and targets:
+            return [("config", {"omit": {"items": list(targets)}}, False)]
+        if body.replacement is not None:
+            left["replacement"] = _content_json(body.replacement)
+        self.report.add("context-edit-not-applied", line,
+                        "a context edit that replaces content (or names no item) has no ASF form; kept as pi:context_edit")
+        return [("pi:context_edit", {"target": self.ref(body.target_id)}, False)]
+
+
+def _keep(left: JSONDict, **members: Any) -> None:
+    for key, value in members.items():
+        if value is not None:
+            left[key] = value
+
+
+def _summary_item(summary: str | None) -> JSONDict:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary or ""}]}
+
+
+def _content_json(content: ir.Content | None) -> Any:
+    if content is None or type(content) is str:
+        return content
+    out = []
+    for part in content:
+        if type(part) is ir.UnknownPart:
+            out.append(part.value)
+        else:
+            from dataclasses import asdict
+
+            value = {k: v for k, v in asdict(part).items() if v is not None and v != {}}
+            value["kind"] = type(part).__name__
+            out.append(value)
+    return out
+
+
+def _tool_json(spec: ir.ToolSpec) -> JSONDict:
+    value = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+    if spec.extra:
+        value["extra"] = dict(spec.extra)
+    return {k: v for k, v in value.items() if v is not None}
+
+
+def header(doc: ir.Document) -> JSONDict:
+    info = doc.session
+    session_id = info.id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"piconv:{doc.entries[0].id if doc.entries else ''}"))
+    created = canonical_ts(info.created) if info.created else None
+    if created is None:
+        created = next((canonical_ts(e.timestamp) for e in doc.entries if e.timestamp and canonical_ts(e.timestamp)), EPOCH)
+    out: JSONDict = {
+        "type": "session",
+        "format": FORMAT,
+        "id": session_id,
+        "created_at": created,
+        "payload": PAYLOAD,
+        "harness": {"name": "pi", "version": f"session-v{info.source_version}" if info.source_version else "unknown"},
+    }
+    if info.cwd is not None:
+        out["cwd"] = info.cwd
+    if info.parent_session is not None:
+        out["parent_session"] = info.parent_session
+    left: JSONDict = {}
+    if info.created is not None and info.created != created:
+        left["timestamp"] = info.created
+    if info.id is None:
+        left["id_synthesized"] = True
+    if info.extra:
+        left["extra"] = dict(info.extra)
+    if info.other_headers:
+        left["other_headers"] = [{"line": ln, "value": v} for ln, v in info.other_headers]
+    if left:
+        out["pi"] = left
+    return out
+
+
+def write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    """The registry's write function: ``doc`` as an ASF file on ``out``."""
+    out.write(orjson.dumps(header(doc)))
+    out.write(b"\n")
+    if doc.session.other_headers:
+        report.add("extra-header-kept", None, f"{len(doc.session.other_headers)} further header line(s) kept in the header's pi member")
+    writer = _Writer(doc, out, report)
+    waiting: dict[str, list[ir.Entry]] = {}
+    present = {e.id for e in doc.entries}
+
+    def write_with_children(entry: ir.Entry) -> None:
+        stack = [entry]
+        while stack:
+            current = stack.pop()
+            writer.write_entry(current)
+            stack.extend(reversed(waiting.pop(current.id, [])))
+
+    for entry in doc.entries:
+        parent = entry.parent_id
+        if parent is not None and parent not in writer.asf_ids and parent in present:
+            waiting.setdefault(parent, []).append(entry)  # parents must precede children
+            report.add("entry-reordered", entry.origin.line)
+            continue
+        if parent is not None and parent not in present:
+            report.add("parent-missing", entry.origin.line, f"parentId {parent!r} names no entry: written as a root")
+        write_with_children(entry)
+    for parent_id, children in list(waiting.items()):  # a cycle the core left: break it
+        for child in children:
+            report.add("parent-cycle", child.origin.line)
+            if child.id not in writer.asf_ids:
+                write_with_children(child)
+        waiting.pop(parent_id, None)
+    report.entries_written = writer.written
