@@ -1,0 +1,263 @@
+"""The HTML converter's pages in real tools: the Nu Html Checker (one JVM call for every
+page this module renders) and headless Chromium opening hostile sessions.
+
+Chromium and the checker are installed by .ci/run (Debian ``chromium``, npm ``vnu-jar``
+under ~/.cache/piconv/vnu or $PICONV_VNU_JAR). Locally a missing tool skips its tests;
+under CI (``CI`` set) it fails them, so a broken install step cannot pass silently.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from html.parser import HTMLParser
+from pathlib import Path
+
+import piconv
+import pytest
+from piconv.converters.html import check, write
+from piconv.converters.html.escape import anchor
+from piconv.report import Report
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+HOSTILE = sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
+CORPUS = sorted((SHARED / "corpus" / "pi").glob("*.jsonl")) + sorted(
+    (SHARED / "corpus" / "pi-generated").glob("*.jsonl")
+)
+# Corpus pages also opened in the browser (the rest only go through the checker).
+BROWSER_CORPUS = (
+    "branching.jsonl",
+    "images.jsonl",
+    "extensions.jsonl",
+    "compaction.jsonl",
+    "castai__kimchi-dev__session.jsonl",
+)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+VNU = os.environ.get("PICONV_VNU_JAR") or str(
+    Path.home() / ".cache/piconv/vnu/node_modules/vnu-jar/build/dist/vnu.jar"
+)
+
+
+def _need(ok: bool, what: str) -> None:
+    if not ok:
+        if os.environ.get("CI"):
+            pytest.fail(f"{what} is missing (.ci/run should install it)")
+        pytest.skip(f"{what} is not installed")
+
+
+def _render(src: Path, dest: Path) -> Path:
+    doc = piconv.load(src)
+    buf = io.BytesIO()
+    write(doc, buf, {}, Report("html"))
+    dest.write_bytes(buf.getvalue())
+    return dest
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("html")
+    result: dict[str, Path] = {}
+    for src in [*HOSTILE, *CORPUS]:
+        name = f"{src.parent.name}__{src.stem}.html"
+        result[name] = _render(src, out / name)
+    return result
+
+
+def test_every_page_passes_the_converters_own_check(pages: dict[str, Path]) -> None:
+    assert len(pages) >= len(HOSTILE) + len(CORPUS) > 2
+    bad = {name: check(p.read_bytes()) for name, p in pages.items()}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_nu_html_checker_finds_no_errors(pages: dict[str, Path]) -> None:
+    _need(shutil.which("java") is not None and Path(VNU).is_file(), "java with vnu.jar")
+    # One JVM for the whole batch: starting Java per file would dominate the test time.
+    proc = subprocess.run(
+        ["java", "-jar", VNU, "--errors-only", "--format", "json", *map(str, pages.values())],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    report = json.loads(proc.stderr or proc.stdout or '{"messages": []}')
+    errors = [
+        f"{Path(m.get('url', '')).name}:{m.get('lastLine')}: {m.get('message')}" for m in report["messages"]
+    ]
+    assert errors == []
+    assert proc.returncode == 0
+
+
+# --------------------------------------------------------------------------- browser
+
+
+def _chromium(url: str, *, js: bool = True) -> tuple[str, str]:
+    """Loads ``url`` headless; returns (serialised DOM after load, browser log)."""
+    with tempfile.TemporaryDirectory() as profile:
+        args = [
+            CHROMIUM or "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=3000",
+        ]
+        if not js:
+            args.append("--blink-settings=scriptEnabled=false")
+        proc = subprocess.run([*args, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    return proc.stdout, proc.stderr
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[str] = []
+        self.scripts = 0
+        self.title: list[str] = []
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self.scripts += 1
+        if tag in ("iframe", "svg", "object", "embed", "form", "base"):
+            self.problems.append(f"<{tag}>")
+        if tag == "title":
+            self._in_title = True
+        for k, v in attrs:
+            v = (v or "").strip().lower()
+            if k.startswith("on") or k in ("style", "srcdoc"):
+                self.problems.append(f"{k} on <{tag}>")
+            if k == "href" and not (v.startswith("#") or v.startswith(("http://", "https://"))):
+                self.problems.append(f"href {v[:40]!r}")
+            if k == "src" and not v.startswith(
+                ("data:image/png;", "data:image/jpeg;", "data:image/gif;", "data:image/webp;")
+            ):
+                self.problems.append(f"src {v[:40]!r}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title.append(data)
+
+
+def _title_of(page: str) -> str:
+    m = re.search(r"<title>(.*?)</title>", page, re.S)
+    return html.unescape(m.group(1)) if m else ""
+
+
+def _console(log: str) -> list[str]:
+    return [line for line in log.splitlines() if ":CONSOLE" in line]
+
+
+def _open_all(paths: list[Path]) -> list[tuple[str, str]]:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda p: _chromium(p.as_uri()), paths))
+
+
+def test_hostile_pages_run_no_injected_script(pages: dict[str, Path]) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    chosen = [
+        p
+        for n, p in pages.items()
+        if n.startswith("hostile__") or any(n.endswith(c.replace(".jsonl", ".html")) for c in BROWSER_CORPUS)
+    ]
+    assert any(n.startswith("hostile__html-") for n in pages)
+    for path, (dom, log) in zip(chosen, _open_all(chosen), strict=True):
+        name = path.name
+        assert '<html lang="en" data-js="on">' in dom, f"{name}: the page's own script did not run"
+        parsed = _Dom()
+        parsed.feed(dom)
+        assert parsed.problems == [], name
+        assert parsed.scripts == 1, name
+        # The title is what the converter wrote (the session's name, escaped), not PWNED.
+        assert "".join(parsed.title) == _title_of(path.read_text(encoding="utf-8")), name
+        console = _console(log)
+        assert not [c for c in console if "PWNED" in c], name
+        # Not even a refused attempt: nothing injected reached the DOM as markup.
+        assert not [c for c in console if "Content Security Policy" in c], name
+
+
+def test_csp_blocks_script_even_if_escaping_failed(pages: dict[str, Path], tmp_path: Path) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    page = next(p for n, p in pages.items() if n == "hostile__html-every-field.html").read_text(
+        encoding="utf-8"
+    )
+    run = "document.title='PWNED';console.log('PWNED')"
+    injected = f'<script>{run}</script><img src="x" onerror="{run}"><a id="l" href="javascript:{run}">x</a>'
+    tampered = tmp_path / "tampered.html"
+    tampered.write_text(
+        page.replace('<main id="transcript">', '<main id="transcript">' + injected, 1), encoding="utf-8"
+    )
+    dom, log = _chromium(tampered.as_uri())
+    assert '<html lang="en" data-js="on">' in dom
+    assert "<title>PWNED</title>" not in dom
+    console = _console(log)
+    assert not [c for c in console if '"PWNED"' in c]
+    assert [c for c in console if "Content Security Policy" in c], (
+        "the CSP should have refused the injected script"
+    )
+
+
+def test_readable_without_javascript_and_deep_links_open_branches(pages: dict[str, Path]) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    path = pages["pi-generated__branching.html"]
+    doc = piconv.load(SHARED / "corpus" / "pi-generated" / "branching.jsonl")
+    on_path = {e.id for e in doc.path()}
+    off = [e for e in doc.entries if e.id not in on_path]
+    assert off, "the branching session should have entries off the leaf path"
+    dom, _ = _chromium(path.as_uri(), js=False)
+    assert "data-js" not in dom.split(">", 2)[1]
+    # Without script every entry is in the page; the leaf path is open.
+    for e in doc.entries:
+        assert f'id="{anchor(e.id)}"' in dom
+    assert re.search(r'<details class="branch on-path" id="[^"]*" open="?"?>', dom)
+    # A deep link to an entry in a closed branch opens that branch (and its ancestors).
+    target = anchor(off[-1].id)
+    assert _details_around(dom, target) and not all(_details_around(dom, target)), (
+        "target should start closed"
+    )
+    dom, _ = _chromium(path.as_uri() + "#" + target)
+    assert all(_details_around(dom, target))
+
+
+def _details_around(dom: str, target: str) -> list[bool]:
+    """Open state of each <details> enclosing the element with id ``target``."""
+
+    class P(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stack: list[bool] = []
+            self.found: list[bool] | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = dict(attrs)
+            if tag == "details":
+                self.stack.append("open" in a)
+            if a.get("id") == target and self.found is None:
+                self.found = list(self.stack)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "details":
+                self.stack.pop()
+
+    p = P()
+    p.feed(dom)
+    assert p.found is not None, f"no element with id {target}"
+    return p.found
