@@ -507,6 +507,7 @@ class SessionInfo:
     source_format: str = ""
     source_version: int | None = None
     source_path: str | None = None
+    line: int = 0
     other_headers: tuple[tuple[int, JSON], ...] = ()
     extra: Mapping[str, JSON] = EMPTY
 

@@ -28,8 +28,8 @@ LOAD_PLUGINS_ENV = "PICONV_LOAD_PLUGINS"
 """Comma-separated entry-point names of third-party plugins to load (empty: none);
 unset loads them all. Built-in formats always load."""
 
-CORE_PLUGINS = ("piconv.irformat",)
-"""Formats that live in the core itself (the IR dump); registered like any plugin."""
+CORE_PLUGINS = ("piconv.irformat", "piconv.piwrite")
+"""Formats that live in the core itself (the IR dump, pi's own format); registered like any plugin."""
 
 
 @dataclass(frozen=True, slots=True)

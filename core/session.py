@@ -273,6 +273,7 @@ class _Builder:
             source_format="pi",
             source_version=source_version,
             source_path=self.source_path,
+            line=header_rec[0] if header_rec else 0,
             other_headers=tuple(other_headers),
             extra=extra,
         )

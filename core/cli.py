@@ -1,0 +1,289 @@
+"""The command line. Thin: parse arguments, call the library, map errors to exit codes.
+
+Exit codes: 0 success (problems in the input are reported, not fatal), 1 a bulk run with
+failures or an unexpected error, 2 usage, 3 unreadable input, 4 unknown format or plugin
+error, 5 output failed validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+from .errors import PiconvError, UsageError
+
+SUBCOMMANDS = ("inspect", "validate")
+
+DESCRIPTION = """\
+Convert pi coding-agent session files (JSONL) into other formats.
+
+  piconv SESSION.jsonl --to FORMAT [-o OUT]     convert one session ('-' reads stdin)
+  piconv SESSIONS_DIR --to FORMAT -o OUTDIR     convert every session below a directory
+  piconv inspect SESSION.jsonl [--json] [--context [--leaf ID]]
+  piconv validate FILE --format FORMAT          check a file against a format's schema
+  piconv --list-formats | --list-plugins
+
+Formats come from plugins; `piconv --list-formats` shows them and
+`piconv --help-format NAME` shows a format's own options.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see piconv --help)")
+
+
+def _main_parser() -> _Parser:
+    p = _Parser(prog="piconv", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("input", nargs="?", help="session file, '-' for stdin, or a directory of sessions")
+    p.add_argument("--to", "-t", dest="to", action="append", metavar="FORMAT", help="output format (repeatable for a directory)")
+    p.add_argument("-o", "--output", metavar="PATH", help="output file (a directory for a directory input); default stdout")
+    p.add_argument("--leaf", metavar="ID", help="convert the branch ending at this entry instead of the file's leaf")
+    p.add_argument("--report", metavar="FILE", help="write the loss report as JSON to FILE ('-' for stderr)")
+    p.add_argument("--no-validate", action="store_true", help="skip validating the output")
+    p.add_argument("--recover-glued", action="store_true", help="recover both objects of two JSON objects glued on one line")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line or progress on stderr")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.add_argument("--list-formats", action="store_true", help="list the registered formats")
+    p.add_argument("--list-plugins", action="store_true", help="list the loaded plugins and their hooks")
+    p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
+    p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
+    p.add_argument("--version", action="version", version=f"piconv {__version__}")
+    bulk = p.add_argument_group("directory input")
+    bulk.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: the number of cores)")
+    bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
+    bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
+    bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address")
+    return p
+
+
+def _add_format_options(parser: argparse.ArgumentParser, converters: Sequence[Any]) -> dict[str, set[str]]:
+    """Adds every format's own options; returns format name -> the dests it declared."""
+    seen: dict[str, Any] = {}
+    dests: dict[str, set[str]] = {}
+    for conv in converters:
+        group = None
+        for opt in conv.options:
+            dests.setdefault(conv.name, set()).add(opt.dest)
+            if opt.flag in seen:
+                continue  # shared by several formats: declared once, passed to each
+            if group is None:
+                group = parser.add_argument_group(f"{conv.name} options")
+            seen[opt.flag] = opt
+            kwargs: dict[str, Any] = {"dest": opt.dest, "help": opt.help}
+            if not opt.takes_value:
+                kwargs["action"] = "store_true"
+            else:
+                kwargs["metavar"] = opt.metavar or opt.dest.upper()
+                if opt.choices:
+                    kwargs["choices"] = opt.choices
+                if opt.repeatable:
+                    kwargs["action"] = "append"
+            kwargs["default"] = opt.default if opt.takes_value else False
+            group.add_argument(opt.flag, **kwargs)
+    return dests
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        if args and args[0] in SUBCOMMANDS:
+            return _subcommand(args[0], args[1:])
+        return _convert(args)
+    except PiconvError as exc:
+        if debug:
+            raise
+        print(f"piconv: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("piconv: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # the last line of defence: one clear line, no traceback
+        if debug:
+            raise
+        print(f"piconv: error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
+        return 1
+
+
+def _convert(args: list[str]) -> int:
+    wants_help = "-h" in args or "--help" in args
+    parser = _main_parser()
+    if wants_help and not any(a.startswith("--help-format") for a in args):
+        parser.print_help()
+        return 0
+    from .registry import get_registry
+
+    registry = get_registry()
+    dests = _add_format_options(parser, registry.formats())
+    ns = parser.parse_args(args)
+    if ns.help_format:
+        return _help_format(registry, ns.help_format)
+    if ns.list_formats:
+        return _list_formats(registry, ns.json)
+    if ns.list_plugins:
+        return _list_plugins(registry, ns.json)
+    if ns.input is None:
+        raise UsageError("no input given (see piconv --help)")
+    if not ns.to:
+        raise UsageError("no output format given: add --to FORMAT (see piconv --list-formats)")
+    if ns.input != "-" and os.path.isdir(ns.input):
+        from .bulk.cli import run_directory
+
+        return run_directory(ns, registry, dests)
+    if len(ns.to) > 1:
+        raise UsageError("several --to formats need a directory input")
+    return _convert_one(ns, registry, dests)
+
+
+def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str]]) -> int:
+    from .api import convert, load
+
+    converter = registry.get(ns.to[0])
+    options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
+    options["leaf"] = ns.leaf
+    doc = load(ns.input, recover_glued=ns.recover_glued)
+    if ns.leaf is not None and ns.leaf not in doc:
+        raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
+    out: Any = ns.output if ns.output else sys.stdout.buffer
+    report = convert(doc, converter.name, out, options, validate=not ns.no_validate)
+    if ns.report:
+        from .jsonio import dumps
+
+        data = dumps(report.to_json(), indent=True) + b"\n"
+        if ns.report == "-":
+            sys.stderr.buffer.write(data)
+        else:
+            with open(ns.report, "wb") as fh:
+                fh.write(data)
+    if not ns.quiet:
+        print(f"piconv: {report.summary()}", file=sys.stderr)
+    return 0
+
+
+def _help_format(registry: Any, name: str) -> int:
+    conv = registry.get(name)
+    parser = argparse.ArgumentParser(prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False)
+    _add_format_options(parser, [conv])
+    parser.print_help()
+    print(f"\nmapping document: {conv.mapping_doc}")
+    return 0
+
+
+def _list_formats(registry: Any, as_json: bool) -> int:
+    rows = [
+        {
+            "name": c.name,
+            "aliases": list(c.aliases),
+            "extension": c.extension,
+            "media_type": c.media_type,
+            "summary": c.summary,
+            "plugin": c.plugin,
+            "distribution": c.distribution,
+            "version": c.version,
+            "mapping_doc": c.mapping_doc,
+            "options": [o.flag for o in c.options],
+        }
+        for c in registry.formats()
+    ]
+    if as_json:
+        from .jsonio import dumps
+
+        sys.stdout.buffer.write(dumps(rows, indent=True) + b"\n")
+        return 0
+    for r in rows:
+        alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
+        print(f"{r['name']}{alias}  {r['extension']}  {r['summary']}")
+        print(f"    from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc']}")
+    return 0
+
+
+def _list_plugins(registry: Any, as_json: bool) -> int:
+    rows = [
+        {"name": p.name, "distribution": p.distribution, "version": p.version, "hooks": list(p.hooks), "builtin": p.builtin}
+        for p in registry.plugins
+    ]
+    if as_json:
+        from .jsonio import dumps
+
+        sys.stdout.buffer.write(dumps({"plugins": rows, "failures": registry.failures}, indent=True) + b"\n")
+        return 0
+    for r in rows:
+        kind = "built-in" if r["builtin"] else "plugin"
+        print(f"{r['name']}  {r['distribution']} {r['version']}  [{kind}]  hooks: {', '.join(r['hooks']) or '-'}")
+    for failure in registry.failures:
+        print(f"failed: {failure}")
+    return 0
+
+
+def _subcommand(name: str, args: list[str]) -> int:
+    if name == "inspect":
+        p = _Parser(prog="piconv inspect", description="Show what a session file holds, or its model-visible context.")
+        p.add_argument("input", help="session file or '-'")
+        p.add_argument("--json", action="store_true", help="as JSON")
+        p.add_argument("--context", action="store_true", help="print the model-visible context as pi builds it")
+        p.add_argument("--leaf", metavar="ID", help="with --context: at this entry instead of the leaf")
+        p.add_argument("--recover-glued", action="store_true", help="recover glued JSON objects")
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        ns = p.parse_args(args)
+        return _inspect(ns)
+    p = _Parser(prog="piconv validate", description="Validate a file against a format's schema and checks.")
+    p.add_argument("file", help="the file to check ('-' for stdin)")
+    p.add_argument("--format", "-f", required=True, metavar="FORMAT", help="the format to check against")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    ns = p.parse_args(args)
+    return _validate(ns)
+
+
+def _inspect(ns: argparse.Namespace) -> int:
+    from .api import load
+    from .jsonio import dumps
+
+    doc = load(ns.input, recover_glued=ns.recover_glued)
+    if ns.context:
+        from .context import context_to_pi
+
+        if ns.leaf is not None and ns.leaf not in doc:
+            raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
+        value = context_to_pi(doc.context(ns.leaf))
+        sys.stdout.buffer.write(dumps(value, indent=not ns.json) + b"\n")
+        return 0
+    from .inspect import render_text, summarize
+
+    info = summarize(doc)
+    if ns.json:
+        sys.stdout.buffer.write(dumps(info, indent=True) + b"\n")
+    else:
+        sys.stdout.write(render_text(info))
+    return 0
+
+
+def _validate(ns: argparse.Namespace) -> int:
+    from .errors import InputError, ValidationFailed
+    from .registry import get_registry
+
+    conv = get_registry().get(ns.format)
+    if conv.check is None:
+        raise UsageError(f"format {conv.name!r} has no checker")
+    if ns.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(ns.file, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=ns.file) from None
+    errors = conv.check(data)
+    for err in errors:
+        print(f"{ns.file}: {err}", file=sys.stderr)
+    if errors:
+        raise ValidationFailed(f"{len(errors)} problems: not a valid {conv.name} file", path=ns.file)
+    print(f"{ns.file}: valid {conv.name}")
+    return 0

@@ -1,0 +1,154 @@
+"""``piconv inspect``: what a user needs to know about a session file, as data."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from .ir import (
+    AssistantMessage,
+    BranchSummary,
+    Compaction,
+    Document,
+    MessageBody,
+    ModelChange,
+    ReasoningLevelChange,
+    ToolResult,
+    UnknownMessage,
+    Usage,
+    UsageRecord,
+)
+
+_USAGE_FIELDS = (
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("cache_read", "cache_read_tokens"),
+    ("cache_write", "cache_write_tokens"),
+    ("total", "total_tokens"),
+)
+
+
+def _usages(doc: Document) -> list[Usage]:
+    found: list[Usage] = []
+    for entry in doc.entries:
+        body = entry.body
+        usage = None
+        if type(body) is MessageBody and type(body.message) in (AssistantMessage, ToolResult):
+            usage = body.message.usage  # type: ignore[union-attr]
+        elif type(body) in (Compaction, BranchSummary, UsageRecord):
+            usage = body.usage  # type: ignore[union-attr]
+        if usage is not None:
+            found.append(usage)
+    return found
+
+
+def totals(doc: Document) -> dict[str, Any]:
+    """Token and cost totals over every entry of the file (all branches), the way pi's
+    session statistics count them: assistant messages, summaries, tool-side and other
+    usage records."""
+    tokens = dict.fromkeys((name for name, _ in _USAGE_FIELDS), 0)
+    cost = 0.0
+    for usage in _usages(doc):
+        for name, attr in _USAGE_FIELDS:
+            value = getattr(usage, attr)
+            if value is not None:
+                tokens[name] += value
+        if usage.cost is not None and usage.cost.total is not None:
+            cost += usage.cost.total
+    return {"tokens": tokens, "cost": round(cost, 10)}
+
+
+def summarize(doc: Document) -> dict[str, Any]:
+    types: Counter[str] = Counter()
+    roles: Counter[str] = Counter()
+    models: Counter[str] = Counter()
+    levels: list[str] = []
+    compactions = []
+    for entry in doc.entries:
+        types[entry.origin.source_type or "(none)"] += 1
+        body = entry.body
+        if type(body) is MessageBody:
+            message = body.message
+            role = message.role if type(message) is not UnknownMessage else (message.role or "(none)")
+            roles[str(role)] += 1
+            if type(message) is AssistantMessage and message.model is not None:
+                models[f"{message.model.provider}/{message.model.model}"] += 1
+        elif type(body) is ModelChange:
+            models.setdefault(f"{body.provider}/{body.model}", 0)
+        elif type(body) is ReasoningLevelChange and body.level is not None and body.level not in levels:
+            levels.append(body.level)
+        elif type(body) is Compaction:
+            compactions.append(
+                {
+                    "id": entry.id,
+                    "line": entry.origin.line,
+                    "first_kept_id": body.first_kept_id,
+                    "tokens_before": body.tokens_before,
+                }
+            )
+    leaves = doc.leaves()
+    branch_points = doc.branch_points()
+    session = doc.session
+    return {
+        "file": session.source_path,
+        "session_id": session.id,
+        "created": session.created,
+        "cwd": session.cwd,
+        "parent_session": session.parent_session,
+        "version": session.source_version,
+        "name": doc.session_name(),
+        "lines": doc.lines_read,
+        "entries": len(doc.entries),
+        "entry_types": dict(sorted(types.items())),
+        "message_roles": dict(sorted(roles.items())),
+        "roots": [e.id for e in doc.roots()],
+        "leaf": doc.leaf_id,
+        "leaves": [e.id for e in leaves],
+        "branch_points": [{"id": e.id, "children": [c.id for c in doc.children(e.id)]} for e in branch_points],
+        "compactions": compactions,
+        "labels": doc.labels(),
+        "models": dict(sorted(models.items())),
+        "thinking_levels": levels,
+        **totals(doc),
+        "problems": [{"line": i.line, "code": i.code, "message": i.message} for i in doc.issues],
+    }
+
+
+def render_text(info: dict[str, Any]) -> str:
+    lines = []
+
+    def row(label: str, value: Any) -> None:
+        lines.append(f"{label + ':':<16}{value}")
+
+    row("file", info["file"] or "-")
+    row("session", info["session_id"] or "-")
+    if info["name"]:
+        row("name", info["name"])
+    row("created", info["created"] or "-")
+    row("cwd", info["cwd"] or "-")
+    if info["parent_session"]:
+        row("parent session", info["parent_session"])
+    row("version", info["version"])
+    row("lines", f"{info['lines']} ({info['entries']} entries, {len(info['problems'])} problems)")
+    row("entry types", ", ".join(f"{k}×{v}" for k, v in info["entry_types"].items()) or "-")
+    row("message roles", ", ".join(f"{k}×{v}" for k, v in info["message_roles"].items()) or "-")
+    row("roots", ", ".join(info["roots"]) or "-")
+    row("leaf", info["leaf"] or "-")
+    row("leaves", f"{len(info['leaves'])}: " + ", ".join(info["leaves"]))
+    row(
+        "branch points",
+        ", ".join(f"{b['id']} ({len(b['children'])} children)" for b in info["branch_points"]) or "none",
+    )
+    row("compactions", ", ".join(f"{c['id']} (line {c['line']})" for c in info["compactions"]) or "none")
+    row("labels", ", ".join(f"{k}: {v}" for k, v in info["labels"].items()) or "none")
+    row("models", ", ".join(f"{k} ({v} responses)" for k, v in info["models"].items()) or "-")
+    if info["thinking_levels"]:
+        row("thinking", " → ".join(info["thinking_levels"]))
+    t = info["tokens"]
+    row("tokens", f"input {t['input']}, output {t['output']}, cache read {t['cache_read']}, cache write {t['cache_write']}, total {t['total']}")
+    row("cost", f"${info['cost']:.6f}")
+    if info["problems"]:
+        lines.append("problems:")
+        for p in info["problems"]:
+            lines.append(f"  line {p['line']}: [{p['code']}] {p['message']}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,111 @@
+"""The ``pi`` output format: a document written back as a pi session file.
+
+For a document read from a pi file this gives back every line's JSON value (the header,
+every entry, unknown members at any depth), in the original line order; lines the reader
+could not read are the only thing missing, and the report lists them. With
+``--migrate`` the entries are written in pi's current (version 3) form instead: the ids
+and parents the tree uses, ``firstKeptEntryId`` for version 1 compactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
+
+from .hookspecs import hookimpl
+from .ir import Document, Entry, SessionInfo
+from .jsonio import dumps
+from .pientry import dump_entry
+from .registry import Converter, Option
+from .report import Report
+
+
+def dump_header(info: SessionInfo) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "session"}
+    if info.source_version is not None and "version" not in info.extra:
+        if not (info.source_version == 1 and info.source_format == "pi"):
+            out["version"] = info.source_version
+    for key, value in (("id", info.id), ("timestamp", info.created), ("cwd", info.cwd), ("parentSession", info.parent_session)):
+        if value is not None:
+            out[key] = value
+    out.update(info.extra)
+    return out
+
+
+def migrated_entry(entry: Entry) -> dict[str, Any]:
+    """The entry as pi holds it in memory after loading (version 3 form)."""
+    value = dump_entry(entry)
+    value["id"] = entry.id
+    value["parentId"] = entry.parent_id
+    if "firstKeptEntryIndex" in entry.extra and "firstKeptEntryId" in entry.origin.synthesized:
+        value.pop("firstKeptEntryIndex", None)
+        first = getattr(entry.body, "first_kept_id", None)
+        if first is not None:
+            value["firstKeptEntryId"] = first
+    return value
+
+
+def pi_lines(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any]]:
+    """``(source line, JSON value)`` for the header, further headers and every entry,
+    in source line order."""
+    items: list[tuple[int, Any]] = []
+    if doc.session.line > 0:  # the file had a header line
+        header = dump_header(doc.session)
+        if migrate:
+            header["version"] = 3
+        items.append((doc.session.line, header))
+    items.extend(doc.session.other_headers)
+    for entry in doc.entries:
+        items.append((entry.origin.line, migrated_entry(entry) if migrate else dump_entry(entry)))
+    items.sort(key=lambda item: item[0])
+    yield from items
+
+
+def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    written = 0
+    for _line, value in pi_lines(doc, migrate=bool(options.get("migrate"))):
+        out.write(dumps(value))
+        out.write(b"\n")
+        written += 1
+    report.entries_written = written
+    for issue in doc.issues:
+        if issue.code in _SKIPPED_LINE_CODES:
+            report.add("line-dropped", issue.line, issue.code)
+
+
+_SKIPPED_LINE_CODES = {
+    "not-json",
+    "not-object",
+    "glued-objects",
+    "truncated-line",
+    "invalid-utf8",
+    "nul-byte",
+    "line-too-long",
+}
+
+
+def check_pi(data: bytes) -> list[str]:
+    from .api import load
+    from .errors import InputError
+
+    try:
+        doc = load(data)
+    except InputError as exc:
+        return [f"line 0: {exc}"]
+    return [f"line {i.line}: [{i.code}] {i.message}" for i in doc.issues if i.code in _SKIPPED_LINE_CODES]
+
+
+@hookimpl
+def register_converters(register: Any) -> None:
+    register(
+        Converter(
+            name="pi",
+            summary="pi session JSONL again: lossless, or migrated to version 3 with --migrate",
+            extension=".jsonl",
+            media_type="application/jsonl",
+            write=write_pi,
+            check=check_pi,
+            mapping_doc="docs/formats/pi.md",
+            options=(Option("--migrate", "write pi's current (version 3) form", takes_value=False),),
+        )
+    )

@@ -1,0 +1,62 @@
+"""The separately installable example plugin: installed for real, found through its entry point."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+PLUGIN = REPO / "plugins" / "piconv-example"
+EXAMPLE = REPO / "examples" / "basic.jsonl"
+
+
+@pytest.fixture(scope="module")
+def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target", str(target), str(PLUGIN)],
+        check=True,
+    )
+    return target
+
+
+def run(args: list[str], path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")]), **env}
+    return subprocess.run([sys.executable, "-m", "piconv", *args], capture_output=True, text=True, env=environ)
+
+
+def test_installed_plugin_is_listed(plugin_path: Path) -> None:
+    formats = run(["--list-formats"], plugin_path)
+    assert formats.returncode == 0, formats.stderr
+    assert "turns" in formats.stdout and "piconv-turns" in formats.stdout
+    plugins = run(["--list-plugins"], plugin_path)
+    assert "turns  piconv-turns 0.1.0  [plugin]  hooks: register_converters" in plugins.stdout
+
+
+def test_installed_plugin_converts(plugin_path: Path) -> None:
+    result = run([str(EXAMPLE), "--to", "turns", "--quiet"], plugin_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) > 10
+    assert any("  user " in line for line in lines) and any("  assistant " in line for line in lines)
+
+
+def test_load_plugins_variable_restricts_third_party_plugins(plugin_path: Path) -> None:
+    assert "turns" not in run(["--list-formats"], plugin_path, PICONV_LOAD_PLUGINS="").stdout
+    assert "turns" in run(["--list-formats"], plugin_path, PICONV_LOAD_PLUGINS="turns").stdout
+
+
+def test_a_plugin_that_fails_to_import_is_reported_and_skipped(tmp_path: Path) -> None:
+    dist = tmp_path / "broken_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[piconv]\nbroken = no_such_module_anywhere\n")
+    result = run(["--list-formats"], tmp_path)
+    assert result.returncode == 0
+    assert "plugin 'broken' (broken-plugin) failed to load" in result.stderr
+    assert "ir" in result.stdout
