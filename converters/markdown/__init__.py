@@ -1,0 +1,65 @@
+"""Markdown transcripts: ``piconv session.jsonl --to markdown`` (alias ``md``).
+
+A readable, diffable transcript of the path to the leaf (or, with ``--all-branches``,
+of the whole tree), with YAML front matter. Mapping and losses: ``docs/formats/markdown.md``.
+
+Modules: :mod:`.writer` (the document), :mod:`.render` (entries to Markdown),
+:mod:`.tools` (tool calls), :mod:`.escape` (text safety), :mod:`.frontmatter`,
+:mod:`.images`, :mod:`.tree` (branches), :mod:`.check` (the checker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any
+
+from piconv import Converter, Option, hookimpl
+
+if TYPE_CHECKING:
+    from piconv import Report
+    from piconv.ir import Document
+
+
+def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    from .writer import write as _write  # lazy: keeps `piconv --help` fast
+
+    _write(doc, out, options, report)
+
+
+def check(data: bytes) -> list[str]:
+    from .check import check as _check  # lazy: markdown-it-py loads only to validate
+
+    return _check(data)
+
+
+OPTIONS = (
+    Option(
+        "--images",
+        "markdown: images as files beside the output (default), embedded data URIs, or omitted",
+        choices=("embed", "files", "omit"),
+        default="files",
+    ),
+    Option(
+        "--all-branches",
+        "markdown: write every branch of the session tree, not only the path to the leaf",
+        takes_value=False,
+        default=False,
+    ),
+)
+
+
+@hookimpl
+def register_converters(register: Callable[[Converter], None]) -> None:
+    register(
+        Converter(
+            name="markdown",
+            summary="Markdown transcript with YAML front matter, for reading, diffing and publishing",
+            extension=".md",
+            media_type="text/markdown",
+            write=write,
+            check=check,
+            mapping_doc="docs/formats/markdown.md",
+            aliases=("md",),
+            options=OPTIONS,
+        )
+    )

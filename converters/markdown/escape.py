@@ -1,0 +1,287 @@
+"""Making session text safe to place in a Markdown document.
+
+Three kinds of text reach the output:
+
+- *code*: tool output, arguments, shell commands. It goes into a fenced block whose
+  fence is one backtick longer than the longest backtick run inside, so nothing in the
+  content can close it (:func:`fenced`).
+- *plain text* in headings, notes and link text: every ASCII punctuation character is
+  backslash-escaped, so CommonMark shows it literally (:func:`inline`); text inside our
+  own ``<summary>`` HTML lines is HTML-escaped instead (:func:`summary_text`).
+- *Markdown* written by people and models (user and assistant text, thinking, summaries):
+  it keeps its formatting, but :func:`markdown` neutralises everything that could escape
+  its section or act on a reader: raw HTML (shown as text), links to anything but
+  http(s), headings at the level of our own turn headings, setext underlines, and a fence
+  left open at the end.
+
+The block structure of Markdown text is taken from markdown-it-py's block parser (the
+same CommonMark engine the checker uses) whenever the text contains code, so code
+blocks are left byte-for-byte alone; text without any code is handled with regular
+expressions alone, which keeps the common case fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from typing import Any
+
+# -- code ------------------------------------------------------------------------------
+
+_BACKTICK_RUN = re.compile(r"`+")
+
+
+def normalize_newlines(text: str) -> str:
+    """CommonMark treats a lone CR as a line break, so CR and CRLF become LF before any
+    line-based reasoning (otherwise a ``\\r# heading`` would hide from it)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        # CommonMark replaces NUL with U+FFFD; doing it here keeps both views equal.
+        text = text.replace("\x00", "\ufffd")
+    return text
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence one longer than the longest backtick run in ``text`` (min. 3)."""
+    longest = max((len(m) for m in _BACKTICK_RUN.findall(text)), default=0) if "`" in text else 0
+    return "`" * max(3, longest + 1)
+
+
+def fenced(text: str, language: str = "") -> str:
+    """``text`` as a fenced code block. ``language`` must come from piconv, never from the
+    session (an info string may not hold backticks; ours are plain words)."""
+    text = normalize_newlines(text)
+    fence = fence_for(text)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return f"{fence}{language}\n{text}{fence}\n"
+
+
+# -- plain text --------------------------------------------------------------------------
+
+# Characters with a meaning inside a line of Markdown (emphasis, code, links, HTML,
+# entities, a heading's closing #s, GFM tables and strikethrough). Our plain text is never
+# placed at the start of a line, so list and block markers need no escaping.
+_PUNCT = re.compile(r"([\\`*_\[\]<>&#|~])")
+_SPACES = re.compile(r"[\s\u2028\u2029\x85]+")
+
+
+def one_line(text: str, limit: int = 0) -> str:
+    """Collapses whitespace (newlines included) to single spaces and trims to ``limit``
+    characters (0: no limit) with an ellipsis."""
+    text = _SPACES.sub(" ", normalize_newlines(text)).strip()
+    if limit and len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def inline(text: str, limit: int = 0) -> str:
+    """Plain text for a heading, note or link text (never at the start of a line): one
+    line, with every character that means something inside a line backslash-escaped."""
+    return _PUNCT.sub(r"\\\1", one_line(text, limit))
+
+
+def code_span(text: str, limit: int = 0) -> str:
+    """``text`` as an inline code span (one line), with a backtick run longer than any
+    inside. Empty text becomes an escaped empty pair of quotes."""
+    text = one_line(text, limit)
+    if not text:
+        return '\\"\\"'
+    ticks = "`" * (max((len(m) for m in _BACKTICK_RUN.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def summary_text(text: str, limit: int = 160) -> str:
+    """Text for our ``<summary>`` lines. These sit in an HTML block, where Markdown is not
+    parsed, so the text is HTML-escaped (quotes too) and kept on one line."""
+    return html.escape(one_line(text, limit), quote=True)
+
+
+# -- Markdown text -----------------------------------------------------------------------
+
+# A ``<`` that could start raw HTML (a tag, closing tag, comment, declaration, processing
+# instruction) or an autolink; a backslash before it makes CommonMark show it literally.
+# ``(?<!\\)((?:\\\\)*)`` keeps backslash parity: ``\\<b>`` is an escaped backslash
+# followed by a real tag.
+_EVEN_BS = r"(?<!\\)((?:\\\\)*)"
+_HTML_START = re.compile(_EVEN_BS + r"<(?=[A-Za-z/!?])")
+# ``](`` opens an inline link or image destination; kept only for http(s) targets.
+_LINK_DEST = re.compile(_EVEN_BS + r"\]\((?![ \t]*https?://)", re.IGNORECASE)
+# ``]:`` is a link reference definition; kept only for http(s) targets.
+_LINK_DEF = re.compile(_EVEN_BS + r"\]:(?![ \t]*https?://)", re.IGNORECASE)
+_ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
+# A line that would turn the paragraph above it into a setext heading.
+_SETEXT = re.compile(r"(?<=[^\n])\n( {0,3}(?:=+|-+)[ \t]*)(?=\n|$)")
+_FENCE_LINE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_RISKY = re.compile(r"[<\]#=\-]")
+
+
+def _escape_inline(segment: str) -> str:
+    """The inline rules on text known to hold no code span."""
+    if "<" in segment:
+        segment = _HTML_START.sub(r"\1\\<", segment)
+    if "](" in segment:
+        segment = _LINK_DEST.sub(r"\1]\\(", segment)
+    if "]:" in segment:
+        segment = _LINK_DEF.sub(r"\1]\\:", segment)
+    return segment
+
+
+def _escape_line(line: str) -> str:
+    """The inline rules on one line, leaving code spans alone. Only code spans that open
+    and close on this line are recognised; a line holding ``|`` is treated as having none,
+    since GFM table cells split code spans at pipes. Both choices can only escape too much
+    (showing a stray backslash inside code), never too little."""
+    if "`" not in line or "|" in line:
+        return _escape_inline(line)
+    out: list[str] = []
+    start = 0  # beginning of the pending non-code segment
+    i = 0
+    n = len(line)
+    while i < n:
+        ch = line[i]
+        if ch == "\\":
+            i += 2  # an escaped character (a backslash-escaped backtick opens nothing)
+            continue
+        if ch != "`":
+            i += 1
+            continue
+        j = i
+        while j < n and line[j] == "`":
+            j += 1
+        run = j - i
+        k = j
+        close = -1
+        while k < n:
+            if line[k] == "`":
+                m = k
+                while m < n and line[m] == "`":
+                    m += 1
+                if m - k == run:
+                    close = m
+                    break
+                k = m
+            else:
+                k += 1
+        if close < 0:
+            i = j  # an unmatched run is literal text
+            continue
+        out.append(_escape_inline(line[start:i]))
+        out.append(line[i:close])
+        start = i = close
+    out.append(_escape_inline(line[start:]))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Any:
+    # Lazy: markdown-it-py is only needed for text that contains code.
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def _block_tokens(text: str) -> tuple[list[Any], dict[str, Any]]:
+    md = _parser()
+    env: dict[str, Any] = {}
+    tokens: list[Any] = []
+    md.block.parse(text, md, env, tokens)
+    return tokens, env
+
+
+def _is_closing_fence(line: str, marker: str) -> bool:
+    stripped = line.strip(" ")
+    indent = len(line) - len(line.lstrip(" "))
+    return (
+        indent <= 3
+        and len(stripped) >= len(marker)
+        and stripped == marker[0] * len(stripped)
+    )
+
+
+def _demote(match: re.Match[str], shift: int) -> str:
+    return match.group(1) + "#" * min(6, len(match.group(2)) + shift)
+
+
+def markdown(text: str, shift: int) -> str:
+    """Markdown text made safe to embed below a heading of level ``shift``.
+
+    Returns text with no trailing newline; the caller puts a blank line and a line at
+    column 0 after it, which closes any list or block quote the text left open."""
+    text = normalize_newlines(text).rstrip("\n")
+    if not text.strip():
+        return ""
+    if "`" not in text and "~~~" not in text and "\n    " not in text and "\t" not in text and not text.startswith("    "):
+        # No code anywhere: every line is subject to the rules, so whole-text regular
+        # expressions do the job (the common case, and the fast one).
+        if not _RISKY.search(text):
+            return text
+        text = _escape_inline(text)
+        text = _ATX.sub(lambda m: _demote(m, shift), text)
+        return _SETEXT.sub(r"\n\n\1", text)
+    return _markdown_with_code(text, shift)
+
+
+def _markdown_with_code(text: str, shift: int) -> str:
+    lines = text.split("\n")
+    stale = False
+    for attempt in range(4):
+        tokens, env = _block_tokens(text)
+        code = bytearray(len(lines))  # 1: the line belongs to a code block
+        html_blocks = False
+        if attempt < 3:
+            for tok in tokens:
+                if tok.type in ("fence", "code_block") and tok.map:
+                    for ln in range(tok.map[0], min(tok.map[1], len(lines))):
+                        code[ln] = 1
+                elif tok.type == "html_block":
+                    html_blocks = True
+        # else: the structure kept moving; escape every line (code included). Safe, and
+        # only reachable with text built to confuse.
+        changed = False
+        for ln, line in enumerate(lines):
+            if not code[ln] and ("<" in line or "]" in line):
+                new = _escape_line(line)
+                if new != line:
+                    lines[ln] = new
+                    changed = True
+        if not changed:
+            break
+        text = "\n".join(lines)
+        if not (html_blocks or env.get("references")):
+            # Escapes inside paragraphs leave the block structure as it was.
+            break
+        stale = attempt == 3
+        # Escaping turned HTML blocks or reference definitions into paragraphs, which can
+        # move code blocks and headings: parse again and escape what is no longer code.
+    if stale:
+        tokens, _env = _block_tokens(text)
+    insert_blank_before: list[int] = []
+    close_fence = ""
+    for tok in tokens:
+        if tok.level != 0 or not tok.map:
+            continue
+        if tok.type == "heading_open":
+            if tok.markup.startswith("#"):
+                ln = tok.map[0]
+                lines[ln] = _ATX.sub(lambda m: _demote(m, shift), lines[ln], count=1)
+            else:  # setext: a blank line before the underline unmakes the heading
+                insert_blank_before.append(tok.map[1] - 1)
+        elif tok.type == "fence" and tok.map[1] >= len(lines):
+            last = lines[len(lines) - 1]
+            if tok.map[1] - tok.map[0] < 2 or not _is_closing_fence(last, tok.markup):
+                close_fence = tok.markup
+    for ln in reversed(insert_blank_before):
+        lines.insert(ln, "")
+    if close_fence:
+        lines.append(close_fence)
+    return "\n".join(lines)
+
+
+def quote(text: str) -> str:
+    """Prefixes every line with ``> `` (a blank line becomes ``>``), so the text, whatever
+    it holds, stays inside the block quote."""
+    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))

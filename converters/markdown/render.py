@@ -1,0 +1,452 @@
+"""Entries to Markdown: one section per turn, notes for everything else.
+
+A *turn* is a message a person would see as one speaker's contribution: a user message,
+an assistant response (its tool calls carry their results, paired by call id), a shell
+command the user ran, an extension message, a summary, or a tool result whose call is not
+in the same run of entries. Each turn gets one heading at ``level``; headings inside
+message text are pushed below it (see :mod:`.escape`). Settings and bookmarks (model and
+thinking-level changes, labels, session names, context edits, usage records) are short
+italic notes where they happened. System prompts are collapsed ``<details>`` blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from piconv import Report
+from piconv.ir import (
+    AssistantMessage,
+    BranchSummary,
+    Compaction,
+    Content,
+    ContextEdit,
+    Entry,
+    ExtensionMessage,
+    ExtensionState,
+    Image,
+    Label,
+    MessageBody,
+    ModelChange,
+    Reasoning,
+    ReasoningLevelChange,
+    SessionName,
+    ShellCommand,
+    SummaryMessage,
+    SystemMessage,
+    Text,
+    ToolCall,
+    ToolResult,
+    UnknownBody,
+    UnknownMessage,
+    UnknownPart,
+    UsageRecord,
+    UserMessage,
+)
+
+from . import escape as esc
+from .images import Images
+from .tools import describe_call, result_language, summary_target
+
+_ISO = re.compile(r"^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
+
+
+def when(entry: Entry) -> str:
+    """The entry's time as ``YYYY-MM-DD HH:MM:SS UTC`` (seconds precision keeps headings
+    short); the message's epoch milliseconds when the entry has no usable timestamp.
+    Returns Markdown: an unrecognised timestamp is escaped."""
+    ts = entry.timestamp
+    if isinstance(ts, str):
+        m = _ISO.match(ts.strip())
+        if m:
+            zone = m.group(3)
+            return f"{m.group(1)} {m.group(2)} " + ("UTC" if zone in (None, "Z") else zone)
+    msg = entry.message
+    ms = getattr(msg, "timestamp", None) if msg is not None else None
+    if isinstance(ms, (int, float)) and not isinstance(ms, bool):
+        try:
+            return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (OverflowError, OSError, ValueError):
+            pass
+    return esc.inline(ts, 40) if isinstance(ts, str) else ""
+
+
+def _parts(content: Content | None) -> tuple[Any, ...]:
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        return (Text(text=content),)
+    return tuple(content)
+
+
+def _details(summary: str, body: str) -> str:
+    """A collapsed block. ``summary`` must already be HTML-escaped; ``body`` is Markdown
+    that leaves no container open (the blank line and ``</details>`` at column 0 close
+    anything it opened)."""
+    return f"<details>\n<summary>{summary}</summary>\n\n{body.rstrip()}\n\n</details>\n"
+
+
+def _note(text: str) -> str:
+    return f"*{text}*\n"
+
+
+class Renderer:
+    """Renders runs of entries; one instance per document, so turn numbers and image
+    numbers run through the whole output."""
+
+    def __init__(self, report: Report, images: Images, level: int, labels: dict[str, str]) -> None:
+        self.report = report
+        self.images = images
+        self.level = level
+        self.labels = labels
+        self.turns = 0
+        self.turn_of: dict[str, int] = {}  # entry id -> turn number, for notes that refer back
+
+    # ------------------------------------------------------------------ driver
+
+    def render(self, entries: Sequence[Entry]) -> Iterator[str]:
+        """Markdown blocks for ``entries`` (a path or a segment), each ending in a newline;
+        blocks are to be joined with blank lines."""
+        results, paired = self._pair(entries)
+        for entry in entries:
+            if id(entry) in paired:
+                continue
+            body = entry.body
+            line = entry.origin.line
+            if entry.extra:
+                self.report.add("extra-members", line)
+            if isinstance(body, MessageBody):
+                yield from self._message(entry, body.message, results)
+            else:
+                yield from self._event(entry, body, line)
+
+    def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int]]:
+        """Results by (id of the calling entry, part index); the set of paired result
+        entries. A result pairs with the earliest unanswered call with its id before it."""
+        open_calls: dict[str, list[tuple[int, int]]] = {}
+        results: dict[tuple[int, int], Entry] = {}
+        paired: set[int] = set()
+        for entry in entries:
+            msg = entry.message
+            if isinstance(msg, AssistantMessage) and msg.content:
+                for i, part in enumerate(msg.content):
+                    if isinstance(part, ToolCall) and isinstance(part.call_id, str):
+                        open_calls.setdefault(part.call_id, []).append((id(entry), i))
+            elif isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
+                waiting = open_calls.get(msg.call_id)
+                if waiting:
+                    results[waiting.pop(0)] = entry
+                    paired.add(id(entry))
+        return results, paired
+
+    def heading(self, entry: Entry, who: str) -> str:
+        """A turn heading: number, who (already escaped Markdown), time and entry id."""
+        self.turns += 1
+        self.turn_of[entry.id] = self.turns
+        parts = [f"{self.turns}. {who}"]
+        time = when(entry)
+        if time:
+            parts.append(time)
+        return f"{'#' * self.level} {' · '.join(parts)} {esc.code_span(entry.id, 80)}\n"
+
+    def _ref(self, entry_id: str | None) -> str:
+        if entry_id is None:
+            return "an unknown entry"
+        turn = self.turn_of.get(entry_id)
+        return f"turn {turn}" if turn is not None else f"entry {esc.code_span(entry_id, 80)}"
+
+    def last_turn(self, newest_first: Iterable[Entry]) -> str:
+        """A reference to the latest turn among entries given newest first (for
+        "continues from")."""
+        for entry in newest_first:
+            if entry.id in self.turn_of:
+                return self._ref(entry.id)
+        return "the start"
+
+    def _text(self, text: str | None) -> str:
+        return esc.markdown(text, self.level) if text else ""
+
+    def _content(self, content: Content | None, line: int) -> list[str]:
+        """Text parts (joined, as one Markdown text) and images, in order."""
+        blocks: list[str] = []
+        texts: list[str] = []
+
+        def flush() -> None:
+            body = self._text("\n\n".join(texts))
+            if body:
+                blocks.append(body + "\n")
+            texts.clear()
+
+        for part in _parts(content):
+            if isinstance(part, Text):
+                if part.text:
+                    texts.append(part.text)
+                if part.signature:
+                    self.report.add("signatures", line)
+            elif isinstance(part, Image):
+                flush()
+                blocks.append(self.images.render(part.data, part.media_type, line) + "\n")
+            else:
+                flush()
+                blocks.append(self._unknown_part(part, line))
+        flush()
+        return blocks
+
+    def _unknown_part(self, part: Any, line: int) -> str:
+        kind = getattr(part, "type", None) or type(part).__name__
+        self.report.add("unknown-part", line, str(kind))
+        value = part.value if isinstance(part, UnknownPart) else repr(part)
+        return _details(esc.summary_text(f"Content of unknown type {kind}"), esc.fenced(_json(value), "json"))
+
+    # ------------------------------------------------------------------ messages
+
+    def _message(self, entry: Entry, msg: Any, results: dict[tuple[int, int], Entry]) -> Iterator[str]:
+        line = entry.origin.line
+        if isinstance(msg, UserMessage):
+            yield self.heading(entry, "User")
+            blocks = self._content(msg.content, line)
+            yield from blocks or [_note("Empty message.")]
+        elif isinstance(msg, AssistantMessage):
+            yield from self._assistant(entry, msg, results)
+        elif isinstance(msg, ToolResult):
+            name = msg.tool_name or "unknown tool"
+            yield self.heading(entry, f"Tool result {esc.code_span(name, 80)}")
+            yield _note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here.")
+            yield self._result(entry, msg, None)
+        elif isinstance(msg, ShellCommand):
+            yield from self._shell(entry, msg)
+        elif isinstance(msg, ExtensionMessage):
+            kind = esc.inline(msg.extension_type or "unnamed", 80)
+            hidden = " (hidden)" if msg.display is False else ""
+            yield self.heading(entry, f"Extension message · {kind}{hidden}")
+            if msg.display is False:
+                yield _note("Not displayed to the user; sent to the model.")
+            if msg.details is not None:
+                self.report.add("extension-details", line)
+            yield from self._content(msg.content, line) or [_note("Empty message.")]
+        elif isinstance(msg, SummaryMessage):
+            kind = "Branch summary" if msg.kind == "branch" else "Compaction summary"
+            yield self.heading(entry, kind)
+            yield self._summary(kind, msg.summary, msg.tokens_before, msg.from_id)
+        elif isinstance(msg, SystemMessage):
+            yield self._system(msg, line)
+        else:
+            role = msg.role if isinstance(msg, UnknownMessage) else None
+            self.report.add("unknown-message", line, str(role))
+            yield self.heading(entry, f"Message with unknown role {esc.code_span(str(role), 80)}")
+            value = msg.value if isinstance(msg, UnknownMessage) else repr(msg)
+            yield _details(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json"))
+
+    def _assistant(self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry]) -> Iterator[str]:
+        line = entry.origin.line
+        who = "Assistant"
+        if msg.model is not None and msg.model.model:
+            who += f" ({esc.inline(msg.model.model, 80)})"
+        yield self.heading(entry, who)
+        texts: list[str] = []
+
+        def flush() -> Iterator[str]:
+            if texts:
+                body = self._text("\n\n".join(texts))
+                texts.clear()
+                if body:
+                    yield body + "\n"
+
+        for i, part in enumerate(msg.content or ()):
+            if isinstance(part, Text):
+                if part.text:
+                    texts.append(part.text)
+                if part.signature:
+                    self.report.add("signatures", line)
+                continue
+            yield from flush()
+            if isinstance(part, Reasoning):
+                yield self._reasoning(part, line)
+            elif isinstance(part, ToolCall):
+                yield from self._call(part, results.get((id(entry), i)), line)
+            elif isinstance(part, Image):
+                yield self.images.render(part.data, part.media_type, line) + "\n"
+            else:
+                yield self._unknown_part(part, line)
+        yield from flush()
+        stop = msg.stop_reason
+        if stop == "error":
+            yield _note("The response failed.")
+            if msg.error_message:
+                yield esc.fenced(msg.error_message, "text")
+        elif stop == "aborted":
+            yield _note("The response was aborted.")
+        elif stop == "length":
+            yield _note("The response was cut off at the output token limit.")
+        elif not msg.content:
+            yield _note("Empty response.")
+
+    def _reasoning(self, part: Reasoning, line: int) -> str:
+        if part.signature:
+            self.report.add("signatures", line)
+        if part.redacted:
+            return _note("Thinking redacted by the provider.")
+        body = self._text(part.text) or "*Empty.*"
+        return _details("Thinking", body)
+
+    def _call(self, call: ToolCall, result: Entry | None, line: int) -> Iterator[str]:
+        name = call.name or "unknown tool"
+        desc, blocks = describe_call(call.name, call.arguments)
+        res = result.message if result is not None else None
+        failed = isinstance(res, ToolResult) and res.is_error is True
+        mark = " — **failed**" if failed else ""
+        yield f"**Tool call** {esc.code_span(name, 80)}{' ' + desc if desc else ''}{mark}\n"
+        yield from blocks
+        if call.signature:
+            self.report.add("signatures", line)
+        if result is None or not isinstance(res, ToolResult):
+            yield _note("No result recorded for this call.")
+        else:
+            self.turn_of[result.id] = self.turns  # notes about the result point to this turn
+            yield self._result(result, res, call)
+
+    def _result(self, entry: Entry, res: ToolResult, call: ToolCall | None) -> str:
+        line = entry.origin.line
+        tool = res.tool_name or (call.name if call else None) or "tool"
+        target = summary_target(call.name, call.arguments) if call else ""
+        label = ("Error from " if res.is_error else "Result of ") + tool + (f" {target}" if target else "")
+        texts: list[str] = []
+        media: list[str] = []
+        for part in _parts(res.content):
+            if isinstance(part, Text):
+                if part.text:
+                    texts.append(part.text)
+            elif isinstance(part, Image):
+                media.append(self.images.render(part.data, part.media_type, line) + "\n")
+            else:
+                media.append(self._unknown_part(part, line))
+        blocks: list[str] = []
+        if texts:
+            lang = result_language(call.name if call else tool, call.arguments if call else None)
+            blocks.append(esc.fenced("\n".join(texts), "text" if res.is_error else lang))
+        blocks.extend(media)
+        diff = res.details.get("diff") if isinstance(res.details, dict) else None
+        if isinstance(diff, str) and diff:
+            blocks.append(esc.fenced(diff, "diff"))
+        elif res.details not in (None, {}):
+            self.report.add("tool-details", line)
+        if res.usage is not None:
+            self.report.add("per-message-usage", line)
+        body = "\n".join(blocks) if blocks else _note("Empty result.")
+        return _details(esc.summary_text(label), body)
+
+    def _shell(self, entry: Entry, msg: ShellCommand) -> Iterator[str]:
+        yield self.heading(entry, "Shell command (user)")
+        yield esc.fenced(msg.command or "", "bash")
+        status = []
+        if msg.cancelled:
+            status.append("cancelled")
+        if msg.exit_code is not None:
+            status.append(f"exit code {msg.exit_code}")
+        if msg.truncated:
+            status.append("output truncated")
+        label = "Output" + (f" ({', '.join(status)})" if status else "")
+        body = esc.fenced(msg.output, "text") if msg.output else _note("No output.")
+        yield _details(esc.summary_text(label), body)
+        if msg.truncated and msg.full_output_path:
+            yield _note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}.")
+        if msg.exclude_from_context:
+            yield _note("Not sent to the model.")
+
+    def _summary(self, kind: str, summary: str | None, tokens_before: int | None, from_id: str | None) -> str:
+        facts = []
+        if isinstance(tokens_before, int):
+            facts.append(f"{tokens_before:,} tokens before")
+        if from_id:
+            facts.append(f"the abandoned branch ended at {self._ref(from_id)}")
+        head = f"**{kind}**" + (f" ({'; '.join(facts)})" if facts else "")
+        body = self._text(summary) or "*Empty.*"
+        return esc.quote(f"{head}\n\n{body}") + "\n"
+
+    def _system(self, msg: SystemMessage, line: int) -> str:
+        what = []
+        blocks = []
+        content = msg.content
+        text = content if isinstance(content, str) else "\n\n".join(
+            p.text for p in _parts(content) if isinstance(p, Text) and p.text
+        )
+        if text:
+            blocks.append(esc.fenced(text, "text"))
+        for name, section in (msg.sections or {}).items():
+            if section is None:
+                blocks.append(_note(f"Section {esc.code_span(name, 80)} removed."))
+            else:
+                blocks.append(f"Section {esc.code_span(name, 80)}:\n\n" + esc.fenced(section, "text"))
+        if msg.sections:
+            what.append("sections " + ", ".join(sorted(msg.sections)))
+        added = [t.name or "?" for t in msg.tools_added or ()]
+        removed = [t.name or "?" for t in msg.tools_removed or ()]
+        if added:
+            what.append("tools added: " + ", ".join(added))
+            self.report.add("tool-schemas", line)
+        if removed:
+            what.append("tools removed: " + ", ".join(removed))
+        if added:
+            blocks.append("Tools added: " + ", ".join(esc.code_span(n, 80) for n in added) + "\n")
+        if removed:
+            blocks.append("Tools removed: " + ", ".join(esc.code_span(n, 80) for n in removed) + "\n")
+        label = "System prompt" + (f" ({'; '.join(what)})" if what else "")
+        return _details(esc.summary_text(label, 300), "\n".join(blocks) or _note("Empty."))
+
+    # ------------------------------------------------------------------ other entries
+
+    def _event(self, entry: Entry, body: Any, line: int) -> Iterator[str]:
+        if isinstance(body, ModelChange):
+            model = "/".join(x for x in (body.provider, body.model) if x) or "unknown"
+            yield _note(f"Model set to {esc.code_span(model, 120)}.")
+        elif isinstance(body, ReasoningLevelChange):
+            yield _note(f"Thinking level set to {esc.code_span(body.level or 'unknown', 40)}.")
+        elif isinstance(body, Label):
+            if body.label:
+                yield _note(f"Label {esc.code_span(body.label, 120)} set on {self._ref(body.target_id)}.")
+            else:
+                yield _note(f"Label cleared on {self._ref(body.target_id)}.")
+        elif isinstance(body, SessionName):
+            if body.name and body.name.strip():
+                yield _note(f"Session named {esc.code_span(body.name, 200)}.")
+            else:
+                yield _note("Session name cleared.")
+        elif isinstance(body, Compaction):
+            yield self.heading(entry, "Compaction")
+            yield self._summary("Compaction summary", body.summary, body.tokens_before, None)
+            if body.checkpoint is not None:
+                self.report.add("compaction-checkpoint", line)
+            if body.details is not None:
+                self.report.add("summary-details", line)
+        elif isinstance(body, BranchSummary):
+            yield self.heading(entry, "Branch summary")
+            yield self._summary("Branch summary", body.summary, None, body.from_id)
+            if body.details is not None:
+                self.report.add("summary-details", line)
+        elif isinstance(body, ContextEdit):
+            if body.omit:
+                yield _note(f"Context edit: {self._ref(body.target_id)} hidden from the model from here on.")
+            else:
+                yield _note(f"Context edit: the model sees {self._ref(body.target_id)} replaced from here on.")
+                blocks = self._content(body.replacement, line)
+                if blocks:
+                    yield _details(esc.summary_text("What the model sees instead"), "\n".join(blocks))
+        elif isinstance(body, UsageRecord):
+            total = body.usage.total_tokens if body.usage is not None else None
+            kind = body.usage_kind or "usage"
+            amount = f": {total:,} tokens" if isinstance(total, int) else ""
+            yield _note(f"Model usage recorded ({esc.inline(kind, 40)}){amount}.")
+        elif isinstance(body, ExtensionState):
+            self.report.add("extension-state", line, body.extension_type)
+        elif isinstance(body, UnknownBody):
+            self.report.add("unknown-entry", line, body.type)
+            yield _note(f"Entry of unknown type {esc.code_span(body.type or '?', 80)} not shown.")
+        else:
+            self.report.add("unknown-entry", line, type(body).__name__)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=repr)

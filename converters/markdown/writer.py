@@ -1,0 +1,239 @@
+"""The whole Markdown document: front matter, title, then the path or the tree.
+
+The front matter is computed from the entries that are rendered (the path to the leaf,
+or every entry with ``--all-branches``), so its counts describe the document it heads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, Any
+
+from piconv import Report, UsageError
+from piconv.ir import (
+    AssistantMessage,
+    BranchSummary,
+    Compaction,
+    Document,
+    Entry,
+    ExtensionMessage,
+    ModelChange,
+    ReasoningLevelChange,
+    ShellCommand,
+    SummaryMessage,
+    SystemMessage,
+    ToolResult,
+    Usage,
+    UsageRecord,
+    UserMessage,
+)
+
+from . import escape as esc
+from . import frontmatter
+from .images import Images
+from .render import Renderer
+from .tree import Segment, branch_title, segments
+
+FLUSH_CHARS = 1 << 20
+"""Blocks are joined and written in pieces of about this many characters."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _counts() -> dict[str, int]:
+    return {
+        "user": 0,
+        "assistant": 0,
+        "tool_results": 0,
+        "shell_commands": 0,
+        "extension_messages": 0,
+        "system": 0,
+        "summaries": 0,
+    }
+
+
+_ROLE_KEYS = {
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    ToolResult: "tool_results",
+    ShellCommand: "shell_commands",
+    ExtensionMessage: "extension_messages",
+    SystemMessage: "system",
+    SummaryMessage: "summaries",
+}
+_TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
+_COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
+
+
+def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
+    """Models, thinking levels, message counts and usage totals over ``entries``."""
+    models: dict[str, None] = {}  # insertion-ordered set
+    levels: dict[str, None] = {}
+    counts = _counts()
+    tokens = dict.fromkeys(_TOKEN_FIELDS, 0)
+    cost = dict.fromkeys(_COST_FIELDS, 0.0)
+
+    def add_usage(usage: Usage | None) -> None:
+        if usage is None:
+            return
+        for f in _TOKEN_FIELDS:
+            v = getattr(usage, f)
+            if isinstance(v, int):
+                tokens[f] += v
+        if usage.cost is not None:
+            for f in _COST_FIELDS:
+                v = getattr(usage.cost, f)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    cost[f] += v
+
+    for entry in entries:
+        body = entry.body
+        msg = entry.message
+        if msg is not None:
+            key = _ROLE_KEYS.get(type(msg))
+            if key:
+                counts[key] += 1
+            if isinstance(msg, AssistantMessage):
+                if msg.model is not None and msg.model.model:
+                    models["/".join(x for x in (msg.model.provider, msg.model.model) if x)] = None
+                if msg.reasoning_level:
+                    levels[msg.reasoning_level] = None
+                add_usage(msg.usage)
+            elif isinstance(msg, ToolResult):
+                add_usage(msg.usage)
+        elif isinstance(body, ModelChange) and body.model:
+            models["/".join(x for x in (body.provider, body.model) if x)] = None
+        elif isinstance(body, ReasoningLevelChange) and body.level:
+            levels[body.level] = None
+        elif isinstance(body, (Compaction, BranchSummary)):
+            counts["summaries"] += 1
+            add_usage(body.usage)
+        elif isinstance(body, UsageRecord):
+            add_usage(body.usage)
+    return {
+        "models": list(models),
+        "thinking_levels": list(levels),
+        "messages": counts,
+        "tokens": {k.removesuffix("_tokens"): v for k, v in tokens.items()},
+        "cost": {k: round(v, 10) for k, v in cost.items()},
+    }
+
+
+def title_of(doc: Document) -> str:
+    return doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
+
+
+def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    leaf = options.get("leaf")
+    all_branches = bool(options.get("all_branches"))
+    if all_branches and leaf:
+        raise UsageError("--all-branches writes every branch; it cannot be combined with --leaf")
+    output_path = options.get("output_path")
+    images = Images(
+        str(options.get("images") or "files"),
+        report,
+        os.fspath(output_path) if output_path else None,
+        doc.session.id,
+    )
+    if all_branches:
+        rendered: list[Entry] = list(doc.entries)
+        level = 3
+    else:
+        if leaf is not None and leaf not in doc:
+            raise UsageError(f"--leaf {leaf!r}: no such entry", path=doc.session.source_path)
+        rendered = doc.path(leaf)
+        level = 2
+        if len(rendered) < len(doc.entries):
+            report.add("other-branches", count=len(doc.entries) - len(rendered))
+    renderer = Renderer(report, images, level, doc.labels())
+    segs = segments(doc) if all_branches else []
+    body = list(_tree(doc, segs, renderer) if all_branches else renderer.render(rendered))
+    report.entries_written = len(rendered)
+
+    info = doc.session
+    stats = statistics(rendered)
+    fm: dict[str, Any] = {
+        "title": title_of(doc),
+        "session_id": info.id,
+        "session_name": doc.session_name(),
+        "cwd": info.cwd,
+        "created": info.created,
+        "parent_session": info.parent_session,
+        "source_format": info.source_format or None,
+        "source_version": info.source_version,
+        "source_file": os.path.basename(info.source_path) if info.source_path else None,
+        "leaf": (leaf or doc.leaf_id) if not all_branches else doc.leaf_id,
+        "layout": "tree" if all_branches else "path",
+        "turns": renderer.turns,
+    }
+    if all_branches:
+        fm["segments"] = len(segs) - (0 if segs[0].entries else 1)
+    fm.update(stats)
+    fm["generator"] = "piconv markdown"
+
+    head = frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
+    _emit(out, report, [head, *body])
+
+
+def _tree(doc: Document, segs: list[Segment], renderer: Renderer) -> Iterator[str]:
+    """The trunk once under "Shared history", then each branch under its own heading."""
+    labels = doc.labels()
+    trunk = segs[0]
+    for seg in segs:
+        if seg is trunk:
+            if not seg.entries:
+                continue
+            yield "## Shared history\n"
+            if len(segs) > 1:
+                yield f"*The {len(segs) - 1} branches below continue from here.*\n"
+        else:
+            title = esc.inline(branch_title(seg, labels), 80)
+            yield f"## Branch {seg.number}: {title}\n"
+            parent = seg.parent
+            if parent is None or parent.last is None:
+                origin = "Starts at its own root."
+            else:
+                origin = f"Continues from {renderer.last_turn(_lineage(parent))}."
+            mark = " The session's current leaf is on this branch." if any(e.id == doc.leaf_id for e in seg.entries) else ""
+            yield _note_line(origin + mark)
+        yield from renderer.render(seg.entries)
+
+
+def _lineage(seg: Segment) -> Iterator[Entry]:
+    """The entries from the end of ``seg`` back to the root, newest first (lazily: the
+    first turn found ends the walk)."""
+    current: Segment | None = seg
+    while current is not None:
+        yield from reversed(current.entries)
+        current = current.parent
+
+
+def _note_line(text: str) -> str:
+    return f"*{text}*\n"
+
+
+def _emit(out: IO[bytes], report: Report, blocks: list[str]) -> None:
+    """Joins blocks with blank lines and writes UTF-8. Lone surrogates (from ``\\ud800``
+    escapes in the session) cannot be encoded: they become U+FFFD and are counted."""
+    pending: list[str] = []
+    size = 0
+    for block in blocks:
+        pending.append(block)
+        size += len(block)
+        if size >= FLUSH_CHARS:
+            _write(out, report, "\n".join(pending) + "\n")
+            pending, size = [], 0
+    if pending:
+        _write(out, report, "\n".join(pending))
+
+
+def _write(out: IO[bytes], report: Report, text: str) -> None:
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        count = len(_SURROGATE.findall(text))
+        report.add("surrogates-replaced", count=count)
+        data = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    out.write(data)
