@@ -9,7 +9,8 @@ each file of ../shared/corpus/{pi,pi-generated}:
   own leaf; keys run.BASE_KEYS.
 - ``goldens/<corpus>/<stem>.<variant>.json``: another target model or compat (table VARIANTS
   below) on the richest files; keys run.VARIANT_KEYS, where openai_chat/responses_input are only
-  stored when they differ from the base golden.
+  stored when they differ from the base golden; the others are named in its "sameAsBase" list
+  (run.expected_variant() gives the complete expected keys).
 - ``goldens/<corpus>/<stem>.leaf-<id>.json``: every leaf (entry without children) of the small
   files that have more than one; keys run.BASE_KEYS.
 
@@ -165,11 +166,16 @@ def regenerate() -> dict[str, int]:
             golden = run.keep(data, run.BASE_KEYS)
         else:
             base = base_by_file[f"{job['corpus']}/{job['file']}"]
-            golden = {
-                k: data[k]
-                for k in run.VARIANT_KEYS
-                if k in data and (k in ("leafId", "target") or data[k] != base.get(k))
-            }
+            # Store the conversions only where they differ from the base golden, and say which
+            # ones are the base's (sameAsBase) so a reader of this file alone is not misled.
+            golden = {k: data[k] for k in ("leafId", "target") if k in data}
+            same = []
+            for k in ("openai_chat", "responses_input"):
+                if k in data and data[k] == base.get(k):
+                    same.append(k)
+                elif k in data:
+                    golden[k] = data[k]
+            golden["sameAsBase"] = same
         _write(run.GOLDENS / job["golden"], golden, written)
         manifest.append(job)
 

@@ -252,7 +252,8 @@ BASE_KEYS = (
     "loadError",
 )
 # A target variant cannot change the session, only the conversions; its golden stores the keys
-# below, and of openai_chat/responses_input only those that differ from the base golden.
+# below, but openai_chat/responses_input only where they differ from the base golden: the ones
+# equal to the base's are listed in the golden's "sameAsBase" (see expected_variant).
 VARIANT_KEYS = ("leafId", "openai_chat", "responses_input", "target")
 
 
@@ -283,7 +284,10 @@ def expected_variant(entry: dict[str, Any]) -> dict[str, Any]:
     """The full expected VARIANT_KEYS of a variant: its golden, completed from the base golden."""
     golden = read_golden(GOLDENS / entry["golden"])
     base = read_golden(GOLDENS / entry["corpus"] / f"{Path(entry['file']).stem}.json")
-    return {k: golden[k] if k in golden else base[k] for k in VARIANT_KEYS if k in golden or k in base}
+    expected = {k: golden[k] for k in VARIANT_KEYS if k in golden}
+    for key in golden.get("sameAsBase", []):
+        expected[key] = base[key]
+    return expected
 
 
 def dump_golden(data: dict[str, Any]) -> str:
