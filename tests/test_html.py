@@ -138,7 +138,7 @@ def test_markdown_tables_code_and_sentinel(md: MarkdownRenderer) -> None:
     out = md.render("| a | b |\n|:-:|--:|\n| 1 | 2 |\n\n```python\nx = '<s>'\n```\n\n\ufdd0 stays out")
     assert 'class="al-center"' in out and "align=" not in out
     assert '<pre class="hl"><code><span class="n">x</span>' in out
-    assert "&#39;&lt;s&gt;&#39;" in out
+    assert '<span class="s1">&lt;s&gt;</span>' in out
     assert "\ufdd0" not in out and "\ufffd stays out" in out
 
 
