@@ -20,11 +20,11 @@ from .jcs import int_is_ijson
 
 Source = Union[str, "os.PathLike[str]", bytes, IO[bytes]]
 
-# A number token that might not be I-JSON whatever its spelling: 16+ digits in a row or a
-# decimal exponent of 16 and up. orjson reads such a float silently rounded, so these
+# A number token that might not be I-JSON whatever its spelling: 16+ digits in a row or
+# any decimal exponent (9.007199254740993e15 is 2**53 + 1). orjson reads such a float silently rounded, so these
 # lines are decoded a second time keeping exact values. Strings that merely look like
 # this cost a second decode, nothing else.
-_BIG_NUMBER = re.compile(rb"[0-9]{16}|[0-9][eE]\+?(?:1[6-9]|[2-9][0-9]|[0-9]{3})")
+_BIG_NUMBER = re.compile(rb"[0-9]{16}|[0-9][eE][+-]?[0-9]")
 
 
 def open_source(source: Source) -> tuple[IO[bytes], bool]:

@@ -1,0 +1,272 @@
+"""RFC 0001's context algorithm: the settings and item list a request at a leaf carries.
+
+``load(source)`` reads an ASF file into an :class:`AsfFile` (header, entries in file
+order, an index by id); ``AsfFile.context(leaf)`` walks ``parent`` from the leaf to the
+root (``parents`` is provenance and never walked), replays ``config`` entries into
+settings (honouring ``replace``, ``instructions_parts``, ``omit``), starts from the last
+``compaction``'s checkpoint and summary when there is one, and collects the items of
+``item``, ``branch_summary`` and the selected ``compaction`` entries. Record entries and
+unknown extensions contribute nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from .reader import Source, iter_lines, open_source
+
+JSONDict = dict[str, Any]
+
+__all__ = ["AsfFile", "Context", "load"]
+
+_SETTINGS = ("model", "instructions", "reasoning", "text")
+
+
+@dataclass(slots=True)
+class Context:
+    settings: JSONDict
+    items: list[JSONDict]
+    entries: list[str]  # ids of the entries the context was built from, in order
+    item_entries: list[str]  # ids of the entries each item came from
+    omitted: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class AsfFile:
+    header: JSONDict | None
+    entries: list[JSONDict]
+    index: dict[str, JSONDict]
+
+    def leaf(self) -> str | None:
+        """The last entry of the file (the resume rule without ``leaf`` labels)."""
+        return self.entries[-1]["id"] if self.entries else None
+
+    def leaves(self) -> list[str]:
+        parents = {e.get("parent") for e in self.entries}
+        return [e["id"] for e in self.entries if e["id"] not in parents]
+
+    def path(self, leaf: str) -> list[JSONDict]:
+        out = []
+        node = self.index.get(leaf)
+        seen: set[str] = set()
+        while node is not None and node["id"] not in seen:
+            seen.add(node["id"])
+            out.append(node)
+            parent = node.get("parent")
+            node = self.index.get(parent) if parent is not None else None
+        out.reverse()
+        return out
+
+    def context(self, leaf: str | None = None) -> Context:
+        leaf = leaf or self.leaf()
+        if leaf is None:
+            return Context({}, [], [], [])
+        return build_context(self.path(leaf))
+
+
+def load(source: Source) -> AsfFile:
+    stream, close = open_source(source)
+    try:
+        header = None
+        entries: list[JSONDict] = []
+        index: dict[str, JSONDict] = {}
+        for lineno, value, _code, _msg in iter_lines(stream):
+            if value is None:
+                continue
+            if lineno == 1 and value.get("type") == "session":
+                header = value
+                continue
+            entry_id = value.get("id")
+            if type(entry_id) is str and entry_id not in index:  # a repeat is the same entry
+                index[entry_id] = value
+                entries.append(value)
+        return AsfFile(header, entries, index)
+    finally:
+        if close:
+            stream.close()
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def _sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _Settings:
+    """Replay state: the request settings plus what resolving parts and omit needs."""
+
+    def __init__(self) -> None:
+        self.values: JSONDict = {}
+        self.tools: list[JSONDict] = []
+        self.extra: JSONDict = {}
+        self.parts: list[JSONDict] | None = None
+        self.left_force: dict[tuple[str, str], JSONDict] = {}  # (id, hash) -> part
+        self.omit_reasoning: str | None = None
+        self.omit_items: set[str] = set()
+
+    def start_from(self, checkpoint: JSONDict) -> None:
+        self.__init__()  # type: ignore[misc]
+        for key in _SETTINGS:
+            if checkpoint.get(key) is not None:
+                self.values[key] = checkpoint[key]
+        self.tools = list(checkpoint.get("tools") or [])
+        self.extra = dict(checkpoint.get("extra") or {})
+        if isinstance(checkpoint.get("instructions_parts"), list):
+            self.parts = [dict(p) for p in checkpoint["instructions_parts"] if isinstance(p, dict)]
+        self._omit(checkpoint.get("omit"))
+
+    def apply(self, delta: JSONDict) -> None:
+        if delta.get("replace") is True:
+            self.__init__()  # type: ignore[misc]
+        for key in _SETTINGS:
+            if key in delta and delta[key] is not None:
+                self.values[key] = delta[key]
+        for name in delta.get("tools_removed") or ():
+            self.tools = [t for t in self.tools if t.get("name") != name]
+        for tool in delta.get("tools_added") or ():
+            names = [t.get("name") for t in self.tools]
+            if tool.get("name") in names:
+                self.tools[names.index(tool.get("name"))] = tool
+            else:
+                self.tools.append(tool)
+        for key, value in (delta.get("extra") or {}).items():
+            if value is None:
+                self.extra.pop(key, None)
+            else:
+                self.extra[key] = value
+        if isinstance(delta.get("instructions_parts"), list):
+            self._parts(delta["instructions_parts"], delta.get("instructions"))
+        if "omit" in delta:
+            self._omit(delta["omit"])
+
+    def _parts(self, elements: list[Any], instructions: Any) -> None:
+        current = self.parts or []
+        by_id = {p.get("id"): p for p in current}
+        cursor = 0
+        resolved: list[JSONDict] = []
+        ok = True
+        for el in elements:
+            if not isinstance(el, dict):
+                ok = False
+                continue
+            pid = el.get("id")
+            if pid is None:
+                keep = el.get("keep")
+                if type(keep) is int and keep > 0 and cursor + keep <= len(current):
+                    resolved.extend(current[cursor : cursor + keep])
+                    cursor += keep
+                else:
+                    ok = False
+                continue
+            if pid in by_id:
+                cursor = current.index(by_id[pid]) + 1
+            if "text" in el:
+                resolved.append({k: v for k, v in el.items() if k != "hash"})
+            elif "hash" in el:
+                mine = by_id.get(pid)
+                if mine is not None and _sha(mine.get("text", "")) == el["hash"]:
+                    resolved.append({**mine, **({"source": el["source"]} if "source" in el else {})})
+                elif (pid, el["hash"]) in self.left_force:
+                    resolved.append(self.left_force[(pid, el["hash"])])
+                else:
+                    ok = False
+            else:
+                resolved.append({"id": pid, "text": ""})
+        for part in current:
+            self.left_force[(part.get("id"), _sha(part.get("text", "")))] = part
+        self.parts = resolved
+        if type(instructions) is str:
+            self.values["instructions"] = instructions
+        elif ok:
+            self.values["instructions"] = "\n\n".join(p.get("text", "") for p in resolved)
+
+    def _omit(self, omit: Any) -> None:
+        if not isinstance(omit, dict):
+            return
+        if not omit.get("reasoning") and not [i for i in omit.get("items") or () if i]:
+            self.omit_reasoning = None
+            self.omit_items = set()
+            return
+        if omit.get("reasoning") == "other_models":
+            self.omit_reasoning = "other_models"
+        self.omit_items |= {i for i in omit.get("items") or () if type(i) is str and i}
+
+    def result(self) -> JSONDict:
+        out = {k: v for k, v in self.values.items()}
+        if self.tools:
+            out["tools"] = self.tools
+        if self.extra:
+            out["extra"] = self.extra
+        return out
+
+
+# --------------------------------------------------------------------------- algorithm
+
+
+def build_context(path: list[JSONDict]) -> Context:
+    last = -1
+    for i, entry in enumerate(path):
+        if entry.get("type") == "compaction":
+            last = i
+    settings = _Settings()
+    model_at: dict[str, Any] = {}
+    selected: list[JSONDict] = []
+    items: list[tuple[JSONDict, str]] = []
+    if last >= 0:
+        compaction = path[last]
+        # Settings before the fold are replayed only to know the model in force at each
+        # entry (for omit.reasoning); the request starts from the checkpoint.
+        for entry in path[:last]:
+            if entry.get("type") == "config":
+                settings.apply(entry)
+            model_at[entry["id"]] = settings.values.get("model")
+        settings.start_from(compaction.get("config") or {})
+        ids = [e["id"] for e in path[:last]]
+        first_kept = compaction.get("first_kept")
+        start = ids.index(first_kept) if first_kept in ids else last
+        selected = [compaction, *path[start:last], *path[last + 1 :]]
+        if isinstance(compaction.get("summary"), dict):
+            items.append((compaction["summary"], compaction["id"]))
+        items.extend((p, compaction["id"]) for p in compaction.get("pinned") or () if isinstance(p, dict))
+        body = [*path[start:last], *path[last + 1 :]]
+        replay = path[last + 1 :]
+    else:
+        selected = list(path)
+        body = path
+        replay = path
+    for entry in replay:
+        if entry.get("type") == "config":
+            settings.apply(entry)
+        model_at[entry["id"]] = settings.values.get("model")
+    final_model = settings.values.get("model")
+    omitted: list[str] = []
+    for entry in body:
+        type_ = entry.get("type")
+        if type_ == "item" and isinstance(entry.get("item"), dict):
+            item = entry["item"]
+            if entry["id"] in settings.omit_items:
+                omitted.append(entry["id"])
+                continue
+            if (
+                settings.omit_reasoning == "other_models"
+                and item.get("type") == "reasoning"
+                and entry.get("response")
+                and final_model
+                and model_at.get(entry["id"])
+                and model_at.get(entry["id"]) != final_model
+            ):
+                omitted.append(entry["id"])
+                continue
+            items.append((item, entry["id"]))
+        elif type_ == "branch_summary" and isinstance(entry.get("summary"), dict):
+            items.append((entry["summary"], entry["id"]))
+    return Context(
+        settings=settings.result(),
+        items=[i for i, _ in items],
+        entries=[e["id"] for e in selected],
+        item_entries=[src for _, src in items],
+        omitted=omitted,
+    )
