@@ -1,0 +1,53 @@
+"""``piconv DIR --to FORMAT... -o OUTDIR``: the command-line face of :func:`run_bulk`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import UsageError
+
+
+def run_directory(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str]]) -> int:
+    """Run a bulk conversion from the parsed arguments; 0 when every file converted
+    (or was up to date), 1 when anything failed."""
+    from ..jsonio import dumps
+    from .runner import run_bulk
+
+    if not ns.output:
+        raise UsageError("a directory input needs -o OUTDIR (see docs/bulk.md)")
+    if ns.output == "-":
+        raise UsageError("a directory input cannot be written to stdout: give -o OUTDIR")
+    if ns.leaf is not None:
+        raise UsageError("--leaf names an entry of one session; it cannot apply to a directory")
+    if ns.executor != "dask" and ns.scheduler:
+        raise UsageError("--scheduler needs --executor dask")
+    options = {}
+    for name in ns.to:
+        conv = registry.get(name)
+        options[conv.name] = {d: getattr(ns, d, None) for d in sorted(dests.get(conv.name, ()))}
+    summary = run_bulk(
+        ns.input,
+        ns.output,
+        ns.to,
+        options=options,
+        jobs=ns.jobs,
+        force=ns.force,
+        executor=ns.executor,
+        scheduler=ns.scheduler,
+        validate=not ns.no_validate,
+        recover_glued=ns.recover_glued,
+        quiet=ns.quiet,
+        registry=registry,
+    )
+    if ns.report:
+        data = dumps(summary.to_json(), indent=True) + b"\n"
+        if ns.report == "-":
+            sys.stderr.buffer.write(data)
+        else:
+            with open(ns.report, "wb") as fh:
+                fh.write(data)
+    if not ns.quiet:
+        sys.stderr.write(summary.render())
+    return 0 if summary.ok else 1

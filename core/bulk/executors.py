@@ -1,0 +1,120 @@
+"""Where the per-file tasks run: in this process, a local process pool, or a Dask cluster.
+
+Every executor runs the same :func:`~piconv.bulk.worker.run_task` on the same
+:class:`~piconv.bulk.worker.Task` values and yields its result dicts as they complete, so
+the outputs do not depend on the executor. Tasks are submitted largest input first: the
+big sessions start early instead of leaving one worker busy at the end while the others
+idle, which is what makes the throughput scale with the workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .worker import Task, run_task
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # what this process may use, not what the box has
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _failure(task: Task, code: str, message: str) -> dict[str, Any]:
+    return {
+        "input": task.rel,
+        "outputs": {},
+        "errors": {"*": {"code": code, "message": message}},
+        "problems": {},
+        "status": "failed",
+    }
+
+
+def run_inline(tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
+    """One after the other in this process (``--jobs 1``): no pickling, no pool."""
+    for task in tasks:
+        yield run_task(task)
+
+
+def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
+    """A process pool of ``jobs`` workers. A worker that dies (killed, out of memory)
+    breaks the pool: the tasks it took down are reported failed, and the next run
+    retries them."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    # fork where it exists: workers inherit the loaded registry and modules, so they
+    # start in milliseconds instead of re-importing every plugin.
+    method = "fork" if sys.platform.startswith("linux") else None
+    context = multiprocessing.get_context(method)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    pending: dict[Any, Task] = {}
+    queue = list(reversed(tasks))  # pop() from the end = largest first
+    # A bounded window of submitted tasks keeps the parent's memory flat for any corpus.
+    window = jobs * 4
+    try:
+        while queue or pending:
+            while queue and len(pending) < window:
+                task = queue.pop()
+                pending[pool.submit(run_task, task)] = task
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            broken = False
+            for future in done:
+                task = pending.pop(future)
+                try:
+                    yield future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    yield _failure(
+                        task, "bulk:worker-died", "the worker process died while converting this file"
+                    )
+                except Exception as exc:
+                    yield _failure(task, "bulk:internal-error", f"{type(exc).__name__}: {exc}")
+            if broken:
+                # Every task still in the dead pool is lost with it; a fresh pool takes the rest.
+                for task in pending.values():
+                    yield _failure(
+                        task, "bulk:worker-died", "a worker process died; this file was not converted"
+                    )
+                pending.clear()
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_dask(tasks: list[Task], client: Any = None, scheduler: str | None = None) -> Iterator[dict[str, Any]]:
+    """On a Dask cluster: ``client`` (a running ``dask.distributed.Client``) or a new
+    client connected to ``scheduler``. The workers must see the input and output
+    directories at the same paths (a shared file system): they read and write the files
+    themselves, so no session or output travels through the scheduler."""
+    from ..errors import UsageError
+
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise UsageError("--executor dask needs Dask: pip install 'piconv[dask]'") from None
+    own = client is None
+    if own:
+        if not scheduler:
+            raise UsageError("--executor dask needs --scheduler ADDRESS (or a Client passed to the library)")
+        client = Client(scheduler)
+    try:
+        # pure=False: two runs must not be served a cached result; the files may have changed.
+        futures = client.map(run_task, tasks, pure=False)  # tasks come largest first
+        by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
+        for future in as_completed(futures):
+            task = by_key[future.key]
+            try:
+                yield future.result()
+            except Exception as exc:  # KilledWorker and friends: this file failed, the run goes on
+                yield _failure(task, "bulk:worker-died", f"{type(exc).__name__}: {exc}")
+            future.release()
+    finally:
+        if own:
+            client.close()

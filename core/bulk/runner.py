@@ -1,0 +1,259 @@
+"""A bulk run from start to end: discover, plan against the manifest, convert, record, index.
+
+This is the library entry point (:func:`run_bulk`); the command line is a thin layer
+over it (:mod:`piconv.bulk.cli`). The parent process alone touches the manifest and the
+index; workers only read their session and write its outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import orjson
+
+from .discover import Source, discover, output_rel
+from .manifest import Manifest, locked
+from .progress import Progress
+from .summary import Summary
+from .worker import FormatSpec, Task, clean_temps
+
+
+@dataclass(frozen=True, slots=True)
+class _Format:
+    name: str
+    extension: str
+    tag: str | None
+    options: dict[str, Any]
+    identity: dict[str, Any]
+    """What must be equal for an existing output to count as up to date: the plugin,
+    its distribution and version, and a hash of the options it was written with."""
+
+
+def _options_hash(options: Mapping[str, Any], validate: bool, recover_glued: bool) -> str:
+    blob = orjson.dumps(
+        {"options": dict(options), "validate": validate, "recover_glued": recover_glued},
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS,
+        default=repr,
+    )
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _formats(
+    registry: Any,
+    names: Sequence[str],
+    options: Mapping[str, Mapping[str, Any]],
+    validate: bool,
+    recover_glued: bool,
+) -> list[_Format]:
+    converters = []
+    for name in names:
+        conv = registry.get(name)  # unknown names raise PluginError before anything is written
+        if conv.name not in (c.name for c in converters):
+            converters.append(conv)
+    exts = [c.extension.lstrip(".").lower() for c in converters]
+    out = []
+    for conv, ext in zip(converters, exts, strict=True):
+        # Two requested formats with one extension (ir and openai both write .json) get
+        # the format name in the file name, so neither overwrites the other.
+        tag = conv.name if exts.count(ext) > 1 else None
+        opts = dict(options.get(conv.name, {}))
+        identity = {
+            "plugin": conv.plugin,
+            "distribution": conv.distribution,
+            "version": conv.version,
+            "options": _options_hash(opts, validate, recover_glued),
+        }
+        out.append(_Format(conv.name, conv.extension, tag, opts, identity))
+    return out
+
+
+def run_bulk(
+    input_dir: str,
+    output_dir: str,
+    formats: Sequence[str],
+    *,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    jobs: int | None = None,
+    force: bool = False,
+    executor: str = "local",
+    scheduler: str | None = None,
+    client: Any = None,
+    validate: bool = True,
+    recover_glued: bool = False,
+    quiet: bool = False,
+    progress_stream: TextIO | None = None,
+    registry: Any = None,
+) -> Summary:
+    """Convert every session below ``input_dir`` into ``output_dir`` in each of
+    ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
+    ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``)."""
+    from .. import __version__
+    from ..errors import UsageError
+    from ..registry import get_registry
+    from .executors import default_jobs, run_dask, run_inline, run_local
+
+    started = time.perf_counter()
+    registry = registry or get_registry()
+    fmts = _formats(registry, formats, options or {}, validate, recover_glued)
+    if client is not None:
+        executor = "dask"
+    if executor not in ("local", "dask"):
+        raise UsageError(f"unknown executor {executor!r} (local or dask)")
+    if jobs is not None and jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if not os.path.isdir(input_dir):
+        raise UsageError("not a directory", path=input_dir)
+    real_in, real_out = os.path.realpath(input_dir), os.path.realpath(output_dir)
+    if real_out == real_in:
+        raise UsageError("the output directory must not be the input directory", path=output_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    n_jobs = jobs or default_jobs()
+    summary = Summary(
+        real_in, real_out, [f.name for f in fmts], executor, n_jobs if executor == "local" else None
+    )
+
+    with locked(output_dir):
+        summary.temps_removed = clean_temps(real_out)
+        manifest = Manifest(real_out)
+        try:
+            sources, refused = discover(real_in, exclude=real_out)
+            for r in refused:
+                summary.add_refused(r.rel, r.code, r.message)
+            tasks, skipped = _plan(
+                sources, manifest, fmts, real_out, force, validate, recover_glued, __version__
+            )
+            summary.up_to_date = skipped
+            sizes = {t.rel: s.size for t, s in tasks}
+            progress = Progress(len(tasks), sum(sizes.values()), progress_stream, quiet)
+            for r in refused:
+                progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
+            ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
+            results: Iterator[dict[str, Any]]
+            if executor == "dask":
+                results = run_dask(ordered, client=client, scheduler=scheduler)
+            elif n_jobs == 1 or len(ordered) <= 1:
+                results = run_inline(ordered)
+            else:
+                results = run_local(ordered, n_jobs)
+            try:
+                for result in results:
+                    _record(result, manifest, fmts, summary, __version__)
+                    size = sizes.get(result["input"], 0)
+                    failed = None
+                    if result["status"] == "failed":
+                        first = next(iter(result["errors"].values()))
+                        failed = f"{result['input']}: {first['code']}: {first['message']}"
+                    progress.advance(size, failed)
+            finally:
+                progress.close()
+                close = getattr(results, "close", None)
+                if close is not None:
+                    close()  # an interrupted run shuts its pool down before the manifest is compacted
+            summary.indexes = _write_indexes(manifest, fmts, real_out)
+        finally:
+            manifest.compact()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _plan(
+    sources: list[Source],
+    manifest: Manifest,
+    fmts: list[_Format],
+    outdir: str,
+    force: bool,
+    validate: bool,
+    recover_glued: bool,
+    version: str,
+) -> tuple[list[tuple[Task, Source]], int]:
+    """Which files need work, and for which formats. Cheap by design: a rerun with
+    nothing changed costs a ``stat`` of each input and each recorded output."""
+    tasks: list[tuple[Task, Source]] = []
+    skipped = 0
+    for src in sources:
+        specs = {f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options) for f in fmts}
+        rec = None if force else manifest.get(src.rel)
+        current = [
+            f.name
+            for f in fmts
+            if rec is not None and _output_current(rec, f, specs[f.name], outdir, version)
+        ]
+        same_stat = rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns
+        if same_stat and len(current) == len(fmts):
+            skipped += 1
+            continue
+        if rec is not None and not same_stat and len(current) == len(fmts) and rec.get("sha256"):
+            # Touched or copied but maybe not changed: the worker hashes it and only
+            # converts if the content differs.
+            wanted = tuple(specs.values())
+            check: str | None = rec["sha256"]
+        else:
+            wanted = tuple(specs[f.name] for f in fmts if not (same_stat and f.name in current))
+            check = None
+        tasks.append((Task(src.rel, src.path, outdir, wanted, validate, recover_glued, check), src))
+    return tasks, skipped
+
+
+def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir: str, version: str) -> bool:
+    out = (rec.get("outputs") or {}).get(fmt.name)
+    return (
+        isinstance(out, dict)
+        and rec.get("piconv") == version
+        and out.get("path") == spec.rel_out
+        and all(out.get(k) == v for k, v in fmt.identity.items())
+        and os.path.isfile(os.path.join(outdir, *spec.rel_out.split("/")))
+    )
+
+
+def _record(
+    result: dict[str, Any], manifest: Manifest, fmts: list[_Format], summary: Summary, version: str
+) -> None:
+    rel = result["input"]
+    old = manifest.get(rel) or {}
+    if result["status"] == "unchanged":
+        summary.unchanged_content += 1
+        manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"]})
+        return
+    identities = {f.name: f.identity for f in fmts}
+    outputs: dict[str, Any] = {}
+    if old.get("sha256") == result.get("sha256") and old.get("piconv") == version:
+        # Same content: outputs of formats not redone this time are still valid.
+        outputs.update(old.get("outputs") or {})
+    for name, path in result["outputs"].items():
+        outputs[name] = {"path": path, **identities[name]}
+    for name in result["errors"]:
+        outputs.pop(name, None)
+    record = {
+        "input": rel,
+        "size": result.get("size"),
+        "mtime_ns": result.get("mtime_ns"),
+        "sha256": result.get("sha256"),
+        "piconv": version,
+        "status": result["status"],
+        "outputs": dict(sorted(outputs.items())),
+        "problems": result.get("problems") or {},
+        "meta": result.get("meta") or old.get("meta"),
+    }
+    if result["errors"]:
+        record["errors"] = result["errors"]
+        summary.add_failure(rel, result["errors"])
+    else:
+        summary.converted += 1
+        summary.bytes_converted += result.get("size") or 0
+    summary.problems.update(result.get("problems") or {})
+    manifest.append(record)
+
+
+def _write_indexes(manifest: Manifest, fmts: list[_Format], outdir: str) -> list[str]:
+    from .index import INDEXED_FORMATS, write_index
+
+    written = []
+    for fmt in fmts:
+        if fmt.name in INDEXED_FORMATS:
+            written.append(write_index(fmt.name, manifest.records.values(), outdir))
+    return written

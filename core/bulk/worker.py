@@ -1,0 +1,209 @@
+"""The per-file task: read one session once, write every requested format.
+
+Runs in a pool process or on a Dask worker, so everything it takes and returns is plain
+picklable data, and it never raises: whatever goes wrong with one session is returned as
+that session's failure, so the batch goes on.
+
+Each output is rendered into memory, validated, written to a temporary name beside its
+final name and renamed into place (``os.replace`` is atomic on POSIX and Windows). A
+reader of OUTDIR therefore sees either the previous complete output or the new complete
+one; a run killed mid-write leaves only a ``*.piconv-tmp`` file, which the next run
+deletes (:func:`clean_temps`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import re
+import secrets
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .discover import UnsafePath, safe_join
+
+TMP_SUFFIX = ".piconv-tmp"
+_TMP_NAME = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}" + re.escape(TMP_SUFFIX) + "$")
+FIRST_PROMPT_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class FormatSpec:
+    """One format to write: its registry name, the output's path below OUTDIR and the
+    options its ``write`` gets (``output_path`` is added by the worker)."""
+
+    name: str
+    rel_out: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    rel: str
+    path: str
+    outdir: str
+    formats: tuple[FormatSpec, ...]
+    validate: bool = True
+    recover_glued: bool = False
+    unchanged_if_sha256: str | None = None
+    """When set, the input only looked changed (size or mtime): if its content still
+    hashes to this, nothing is converted and the result says ``unchanged``."""
+
+
+class _NamedBytes(io.BytesIO):
+    """The file's bytes, with the file's name, so the document keeps its source path
+    although it is parsed from memory (the bytes were read once, to hash them too)."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        super().__init__(data)
+        self.name = name
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Convert one session; returns the manifest record fields for it."""
+    started = time.perf_counter()
+    result: dict[str, Any] = {"input": task.rel, "outputs": {}, "errors": {}, "problems": {}}
+    try:
+        _run(task, result)
+    except Exception as exc:  # the batch must go on whatever one file does
+        result["errors"]["*"] = {"code": "bulk:internal-error", "message": f"{type(exc).__name__}: {exc}"}
+    result["status"] = "failed" if result["errors"] else result.get("status", "ok")
+    result["seconds"] = round(time.perf_counter() - started, 6)
+    return result
+
+
+def _run(task: Task, result: dict[str, Any]) -> None:
+    from .. import api
+    from ..errors import PiconvError, ValidationFailed
+
+    try:
+        with open(task.path, "rb") as fh:
+            st = os.fstat(fh.fileno())  # before reading: a file growing meanwhile looks changed next run
+            data = fh.read()
+    except OSError as exc:
+        result["errors"]["load"] = {
+            "code": "bulk:unreadable",
+            "message": f"cannot read: {exc.strerror or exc}",
+        }
+        return
+    result["size"] = st.st_size
+    result["mtime_ns"] = st.st_mtime_ns
+    result["sha256"] = digest = hashlib.sha256(data).hexdigest()
+    if task.unchanged_if_sha256 is not None and digest == task.unchanged_if_sha256:
+        result["status"] = "unchanged"
+        return
+    try:
+        doc = api.load(_NamedBytes(data, task.path), recover_glued=task.recover_glued)
+    except PiconvError as exc:
+        result["errors"]["load"] = {"code": "bulk:not-a-session", "message": str(exc)}
+        return
+    del data  # the document holds what is needed; free the raw bytes before rendering
+    result["problems"] = dict(Counter(issue.code for issue in doc.issues))
+    result["meta"] = session_meta(doc)
+    for spec in task.formats:
+        try:
+            final = safe_join(task.outdir, spec.rel_out)
+            buffer = io.BytesIO()
+            options = {**spec.options, "output_path": final}
+            api.convert(doc, spec.name, buffer, options, validate=task.validate)
+            write_atomic(final, buffer.getbuffer(), task.outdir)
+            del buffer
+        except ValidationFailed as exc:
+            result["errors"][spec.name] = {"code": "bulk:validation-failed", "message": str(exc)}
+        except UnsafePath as exc:
+            result["errors"][spec.name] = {"code": "bulk:unsafe-path", "message": str(exc)}
+        except PiconvError as exc:
+            result["errors"][spec.name] = {"code": "bulk:convert-error", "message": str(exc)}
+        except OSError as exc:
+            result["errors"][spec.name] = {"code": "bulk:write-error", "message": f"{exc.strerror or exc}"}
+        except Exception as exc:  # a converter bug must cost one output, not the batch
+            result["errors"][spec.name] = {
+                "code": "bulk:converter-crashed",
+                "message": f"{type(exc).__name__}: {exc}",
+            }
+        else:
+            result["outputs"][spec.name] = spec.rel_out
+
+
+def write_atomic(final: str, data: bytes | memoryview, outdir: str) -> None:
+    """Write ``data`` to a temporary file beside ``final``, fsync it and rename it over
+    ``final``. The directory is re-checked after it is created, so a symlink planted
+    between the path check and the write still cannot redirect the output."""
+    directory = os.path.dirname(final)
+    os.makedirs(directory, exist_ok=True)
+    safe_join(outdir, os.path.relpath(final, os.path.realpath(outdir)).replace(os.sep, "/"))
+    tmp = os.path.join(
+        directory, f".{os.path.basename(final)}.{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}"
+    )
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def clean_temps(outdir: str) -> int:
+    """Delete the temporary files a killed run left in OUTDIR (only names this module
+    makes: ``.NAME.PID-HEX.piconv-tmp``); returns how many."""
+    removed = 0
+    for dirpath, _dirs, files in os.walk(outdir, followlinks=False):
+        for name in files:
+            if name.endswith(TMP_SUFFIX) and _TMP_NAME.match(name):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(dirpath, name))
+                    removed += 1
+    return removed
+
+
+# --------------------------------------------------------------------------- index facts
+
+
+def session_meta(doc: Any) -> dict[str, Any]:
+    """What the index shows about a session, computed while the document is in memory
+    so the index never has to read a session again."""
+    from ..inspect import summarize
+
+    info = summarize(doc)
+    timestamps = [e.timestamp for e in doc.entries if isinstance(getattr(e, "timestamp", None), str)]
+    return {
+        "id": info.get("session_id"),
+        "name": info.get("name"),
+        "first_prompt": _first_prompt(doc),
+        "cwd": info.get("cwd"),
+        "created": info.get("created") or (timestamps[0] if timestamps else None),
+        "updated": max(timestamps) if timestamps else None,
+        "models": sorted(info.get("models") or {}),
+        "turns": (info.get("message_roles") or {}).get("user", 0),
+        "entries": info.get("entries", 0),
+        "tokens": (info.get("tokens") or {}).get("total", 0),
+        "cost": info.get("cost", 0.0),
+    }
+
+
+def _first_prompt(doc: Any) -> str | None:
+    from ..ir import MessageBody, Text, UserMessage
+
+    for entry in doc.path():
+        body = entry.body
+        if type(body) is MessageBody and type(body.message) is UserMessage:
+            content = body.message.content
+            if isinstance(content, str):
+                text = content
+            elif content:
+                text = " ".join(p.text for p in content if type(p) is Text and p.text)
+            else:
+                continue
+            text = " ".join(text.split())
+            if text:
+                return text[:FIRST_PROMPT_CHARS]
+    return None
