@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from piconv.converters.asf.context import load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +24,7 @@ def test_reference_context(name: str, leaf: str) -> None:
     assert ctx.settings == want["settings"]
     assert [legacy[i] for i in ctx.entries] == want["entries"]
     assert [legacy[i] for i in ctx.item_entries] == want["item_entries"]
-    for item, source in zip(ctx.items, ctx.item_entries):
+    for item, source in zip(ctx.items, ctx.item_entries, strict=True):
         entry = asf.index[source]
         assert item == entry.get("item", entry.get("summary"))
     if "first_item_text" in want:

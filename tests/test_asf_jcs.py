@@ -10,7 +10,6 @@ import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from piconv.converters.asf import jcs
 
 EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "asf" / "examples"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from piconv.converters.asf import ids
 from piconv.converters.asf.validate import validate_asf
 

@@ -1,0 +1,175 @@
+"""pi → ASF → RFC 0001 context at every leaf gives pi's own context at that leaf.
+
+Compared per leaf: the conversation turns in order (user text and images, assistant
+text, reasoning, tool calls with their arguments, tool outputs, summaries, shell
+commands) and the model in force. Every output also passes the ASF validator.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from piconv import ir
+from piconv.converters.asf.context import load as load_asf
+from piconv.converters.asf.validate import validate_asf
+from piconv.converters.asf.writer import write_asf
+from piconv.report import Report
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CORPUS = sorted([*SHARED.glob("corpus/pi/*.jsonl"), *SHARED.glob("corpus/pi-generated/*.jsonl")])
+
+
+def load_pi(path: Path) -> ir.Document:
+    try:
+        import piconv.reader
+    except ImportError:  # the reader lands separately: build the document from parsed lines
+        from piconv.session import build_document
+
+        records = []
+        lines = path.read_bytes().splitlines()
+        for number, raw in enumerate(lines, 1):
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                try:
+                    value = json.loads(raw)
+                except ValueError:
+                    continue
+            if type(value) is dict:
+                records.append((number, value))
+        return build_document(records, [], len(lines), str(path))
+    import piconv
+
+    return piconv.load(path)
+
+
+def convert(doc: ir.Document) -> tuple[bytes, Report]:
+    out = io.BytesIO()
+    report = Report(format="asf")
+    write_asf(doc, out, {}, report)
+    return out.getvalue(), report
+
+
+def _pi_parts(content: Any) -> list[tuple[Any, ...]]:
+    if content is None:
+        return []
+    if type(content) is str:
+        return [("text", content)]
+    out: list[tuple[Any, ...]] = []
+    for part in content:
+        if type(part) is ir.Text:
+            out.append(("text", part.text or ""))
+        elif type(part) is ir.Image:
+            out.append(("image", part.data or ""))
+    return out
+
+
+def pi_turns(ctx: ir.Context, skip: set[str]) -> list[tuple[Any, ...]]:
+    turns: list[tuple[Any, ...]] = []
+    for cm in ctx.messages:
+        if cm.entry_id in skip:
+            continue
+        m = cm.message
+        if type(m) in (ir.UserMessage, ir.ExtensionMessage):
+            turns.append(("user", *_pi_parts(m.content)))
+        elif type(m) is ir.AssistantMessage:
+            content = (ir.Text(text=m.content),) if type(m.content) is str else m.content or ()
+            for p in content:
+                if type(p) is ir.Text:
+                    turns.append(("assistant", p.text or ""))
+                elif type(p) is ir.Reasoning:
+                    turns.append(("reasoning", p.text or ""))
+                elif type(p) is ir.ToolCall:
+                    turns.append(("call", p.name or "", p.arguments))
+        elif type(m) is ir.ToolResult:
+            turns.append(("output", *_pi_parts(m.content)))
+        elif type(m) is ir.SummaryMessage:
+            turns.append(("summary", m.summary or ""))
+        elif type(m) is ir.ShellCommand:
+            turns.append(("shell", m.command))
+    return turns
+
+
+def _asf_parts(content: Any) -> list[tuple[Any, ...]]:
+    if type(content) is str:
+        return [("text", content)]
+    out: list[tuple[Any, ...]] = []
+    for part in content:
+        if part["type"] in ("input_text", "output_text"):
+            out.append(("text", part["text"]))
+        elif part["type"] == "input_image":
+            out.append(("image", part["image_url"].split(",", 1)[1]))
+    return out
+
+
+def asf_turns(items: list[dict], sources: list[str], index: dict[str, dict], skip: set[str]) -> list[tuple[Any, ...]]:
+    turns: list[tuple[Any, ...]] = []
+    for item, source in zip(items, sources, strict=True):
+        if index[source].get("legacy_id") in skip:
+            continue
+        kind = index[source]["type"]
+        t = item["type"]
+        if kind in ("compaction", "branch_summary"):
+            turns.append(("summary", item["content"][0]["text"]))
+        elif t == "message" and item["role"] == "user":
+            turns.append(("user", *_asf_parts(item["content"])))
+        elif t == "message":
+            turns.extend(("assistant", p["text"]) for p in item["content"])
+        elif t == "reasoning":
+            turns.append(("reasoning", item["summary"][0]["text"] if item["summary"] else ""))
+        elif t == "function_call":
+            turns.append(("call", item["name"], json.loads(item["arguments"])))
+        elif t == "function_call_output":
+            turns.append(("output", *_asf_parts(item["output"])))
+        elif t == "pi:bash_execution":
+            turns.append(("shell", item.get("command")))
+    return turns
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_round_trip_every_leaf(path: Path) -> None:
+    doc = load_pi(path)
+    data, report = convert(doc)
+    assert validate_asf(data) == []
+    asf = load_asf(data)
+    tail: dict[str, str] = {}
+    for entry in asf.entries:
+        tail[entry["legacy_id"]] = entry["id"]
+    replaced = {e.body.target_id for e in doc.entries if type(e.body) is ir.ContextEdit and not e.body.omit}
+    # A context edit that replaces content has no ASF form (reported as
+    # context-edit-not-applied): the messages it targets are left out of the comparison.
+    checked = 0
+    for leaf in doc.leaves():
+        pi_ctx = doc.context(leaf.id)
+        ctx = asf.context(tail[leaf.id])
+        got = asf_turns(ctx.items, ctx.item_entries, asf.index, replaced)
+        assert got == pi_turns(pi_ctx, replaced), leaf.id
+        if pi_ctx.model is not None and pi_ctx.model.model is not None:
+            assert ctx.settings.get("model") == pi_ctx.model.model
+        checked += 1
+    assert checked or not doc.leaves()
+    assert report.entries_written >= len(doc.entries)
+
+
+@pytest.mark.parametrize("path", CORPUS[:3], ids=lambda p: p.name)
+def test_output_is_deterministic_and_keeps_pi_ids(path: Path) -> None:
+    doc = load_pi(path)
+    first, _ = convert(doc)
+    second, _ = convert(doc)
+    assert first == second
+    legacy = {orjson.loads(raw).get("legacy_id") for raw in first.splitlines()[1:]}
+    assert {e.id for e in doc.entries} <= legacy
+
+
+def test_registered_through_the_hook() -> None:
+    from piconv.registry import build_registry
+
+    registry = build_registry()
+    converter = registry.get("asf")
+    assert converter.mapping_doc == "docs/formats/asf.md"
+    assert converter.check is not None
