@@ -87,6 +87,8 @@ def check_body(body: str, fm: dict[str, Any], offset: int) -> list[str]:
     """``offset``: lines before the body, so messages give line numbers in the file."""
     problems: list[str] = []
     lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it starts no new one
     tokens = _parser().parse(body)
     tree = fm.get("layout") == "tree"
     turn_level = 3 if tree else 2

@@ -75,11 +75,13 @@ def when(entry: Entry) -> str:
 
 
 def _parts(content: Content | None) -> tuple[Any, ...]:
-    if content is None:
-        return ()
+    """Content as parts: a plain string is one text part (assistant content included,
+    which pi's older files store as a string)."""
     if isinstance(content, str):
         return (Text(text=content),)
-    return tuple(content)
+    if isinstance(content, (tuple, list)):
+        return tuple(content)
+    return ()
 
 
 def _details(summary: str, body: str) -> str:
@@ -131,8 +133,8 @@ class Renderer:
         paired: set[int] = set()
         for entry in entries:
             msg = entry.message
-            if isinstance(msg, AssistantMessage) and msg.content:
-                for i, part in enumerate(msg.content):
+            if isinstance(msg, AssistantMessage):
+                for i, part in enumerate(_parts(msg.content)):
                     if isinstance(part, ToolCall) and isinstance(part.call_id, str):
                         open_calls.setdefault(part.call_id, []).append((id(entry), i))
             elif isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
@@ -255,7 +257,7 @@ class Renderer:
                 if body:
                     yield body + "\n"
 
-        for i, part in enumerate(msg.content or ()):
+        for i, part in enumerate(_parts(msg.content)):
             if isinstance(part, Text):
                 if part.text:
                     texts.append(part.text)
