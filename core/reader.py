@@ -1,18 +1,21 @@
-"""Bytes in, one record per physical line out; never raises on bad data.
+"""Bytes to records: one JSON object per physical line, each with its line number.
 
-The hot path reads large chunks, splits them on ``\\n`` and hands each line's bytes to
-orjson. Only a line orjson refuses is diagnosed (slowly): invalid UTF-8, a lone UTF-16
-surrogate escape (the stdlib parses it and the data is kept), two objects glued together,
-a truncated last line. Memory per line is bounded by the line (and by ``max_line_bytes``),
-never by the file.
+The reader never raises on bad data. Every physical line either yields a :class:`Record` or
+is reported by at least one :class:`~piconv.problems.Problem` with its line number; see
+``docs/formats/pi-reader.md`` for every case and how pi 1.6.0 handles the same bytes.
+
+Speed shapes the code: big chunks are split on ``b"\\n"`` and each slice goes straight to
+``orjson.loads``, which validates UTF-8 and rejects raw NULs, lone surrogates, BOMs and
+glued objects by itself. Only a line orjson refuses is decoded and diagnosed, with the
+stdlib ``json`` as the second opinion, so a clean file pays for almost nothing else.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -20,21 +23,22 @@ import orjson
 
 from .problems import Problem
 
-MAX_LINE_BYTES = 256 * 1024 * 1024
-"""A longer line is reported (``line-too-long``) and skipped, without being held in memory."""
+__all__ = ["MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
 
+MAX_LINE_BYTES: int = 256 * 1024 * 1024
+# Big enough that per-chunk overhead vanishes, small enough to stay cache- and memory-friendly.
 CHUNK_BYTES = 4 * 1024 * 1024
-BOM = b"\xef\xbb\xbf"
-NUL = b"\x00"
 
-_loads = orjson.loads
-_JSONDecodeError = orjson.JSONDecodeError
+_BOM = b"\xef\xbb\xbf"
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INF = float("inf")
 
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    line: int
-    value: dict[str, Any]
+    line: int  # 1-based physical line number
+    value: dict  # the parsed JSON object, exactly as in the file
 
 
 @dataclass(slots=True)
@@ -44,193 +48,330 @@ class ReadResult:
     lines_read: int = 0
 
 
-def _physical_lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[bytes | None, bool, int]]:
-    """``(line without \\n or None when too long, ended by \\n, length)`` per physical line."""
-    pending = b""
-    skipping = False  # inside a line longer than the limit: discard until its newline
-    skipped = 0
-    read = stream.read
-    while True:
-        chunk = read(CHUNK_BYTES)
-        if not chunk:
-            break
-        start = 0
-        if skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                skipped += len(chunk)
-                continue
-            yield None, True, skipped + nl
-            skipping = False
-            start = nl + 1
-        elif pending:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                if len(pending) + len(chunk) > max_line_bytes:
-                    skipping, skipped, pending = True, len(pending) + len(chunk), b""
-                else:
-                    pending += chunk
-                continue
-            line = pending + chunk[:nl]
-            pending = b""
-            if len(line) > max_line_bytes:
-                yield None, True, len(line)
-            else:
-                yield line, True, len(line)
-            start = nl + 1
-        lines = chunk[start:].split(b"\n") if start else chunk.split(b"\n")
-        tail = lines.pop()
-        for line in lines:
-            if len(line) > max_line_bytes:
-                yield None, True, len(line)
-            else:
-                yield line, True, len(line)
-        if len(tail) > max_line_bytes:
-            skipping, skipped = True, len(tail)
-        else:
-            pending = tail
-    if skipping:
-        yield None, False, skipped
-    elif pending:
-        yield pending, False, len(pending)
+def _reject_constant(name: str) -> Any:
+    # The stdlib accepts NaN and Infinity; JSON (and JavaScript's JSON.parse) do not.
+    raise ValueError(f"{name} is not a JSON value")
 
 
-def _diagnose(line: bytes, lineno: int, last: bool, recover_glued: bool) -> tuple[list[Record], list[Problem]]:
-    """Why orjson refused ``line``, and what can still be kept."""
-    if b"\x00" in line:
-        return [], [Problem(lineno, "nul-byte", f"line contains a NUL byte at offset {line.index(NUL)}")]
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return [], [Problem(lineno, "invalid-utf8", f"invalid UTF-8 at byte offset {exc.start}: {exc.reason}")]
-    if not text.strip():
-        return [], [Problem(lineno, "blank-line", "blank line")]
-    try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        values = _split_glued(text)
-        if values is not None:
-            if recover_glued:
-                records = [Record(lineno, v) for v in values if type(v) is dict]
-                return records, [
-                    Problem(lineno, "glued-objects", f"{len(values)} JSON values glued on one line; recovered {len(records)} objects")
-                ]
-            return [], [
-                Problem(
-                    lineno,
-                    "glued-objects",
-                    f"{len(values)} JSON values glued on one line; skipped (pi loses both; --recover-glued keeps them)",
-                )
-            ]
-        if last:
-            return [], [Problem(lineno, "truncated-line", f"the last line is cut short (no newline, not valid JSON: {_reason(exc)})")]
-        return [], [Problem(lineno, "not-json", f"line is not valid JSON: {_reason(exc)}")]
-    # The stdlib accepted what orjson refused: lone surrogate escapes (or other
-    # non-I-JSON strings). The data is kept.
-    problems = [Problem(lineno, "lone-surrogate", "a string holds a lone UTF-16 surrogate escape; kept as is")]
-    if type(value) is not dict:
-        return [], [Problem(lineno, "not-object", f"line is JSON but not an object ({_kind(value)})")]
-    return [Record(lineno, value)], problems
+def _parse_int(text: str) -> int | float:
+    # orjson, like a JavaScript number, cannot hold an integer outside 64 bits and gives a
+    # float; the fallback parser must give the same value for the same text.
+    n = int(text)
+    return n if -(2**63) <= n < 2**64 else float(n)
 
 
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at column {exc.colno}"
-    return type(exc).__name__
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
 def _kind(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "a number"
 
 
-def _split_glued(text: str) -> list[Any] | None:
-    """Two or more JSON values side by side on one line, or ``None``."""
-    decoder = json.JSONDecoder()
-    values = []
-    pos = 0
-    end = len(text)
-    while pos < end:
-        while pos < end and text[pos] in " \t\r":
-            pos += 1
-        if pos >= end:
-            break
+def _oddities(value: Any) -> tuple[bool, bool]:
+    """(holds a lone surrogate, holds an infinite number), walked without recursion so a
+    deeply nested value cannot exhaust the stack."""
+    surrogate = infinite = False
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is str:
+            # The stdlib joins valid pairs, so any surrogate left in a str is a lone one.
+            surrogate = surrogate or bool(_SURROGATE.search(v))
+        elif t is dict:
+            for k, x in v.items():
+                surrogate = surrogate or bool(_SURROGATE.search(k))
+                stack.append(x)
+        elif t is list:
+            stack.extend(v)
+        elif t is float and (v == _INF or v == -_INF):
+            infinite = True
+    return surrogate, infinite
+
+
+def _split_values(text: str) -> tuple[list[Any], ValueError | RecursionError | None, int]:
+    """Every JSON value on the line, in order, then the error that stopped the scan (None
+    when the whole line was consumed) and where it stopped."""
+    values: list[Any] = []
+    pos = _JSON_WS.match(text, 0).end()  # type: ignore[union-attr]
+    while pos < len(text):
         try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
-            return None
+            value, end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError) as exc:
+            return values, exc, pos
         values.append(value)
-    return values if len(values) > 1 else None
+        pos = _JSON_WS.match(text, end).end()  # type: ignore[union-attr]
+    return values, None, pos
+
+
+def _describe(exc: ValueError, start: int) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at character {exc.pos}"
+    return f"{exc} (in the value at character {start})"
+
+
+def _stream_chunks(read: Callable[[int], bytes], size: int) -> Iterator[bytes]:
+    chunk = read(size)
+    if isinstance(chunk, str):
+        raise TypeError("the reader needs a binary stream (for stdin: sys.stdin.buffer)")
+    # A pipe may hand over fewer bytes than a BOM; the BOM check needs the first three.
+    while chunk and len(chunk) < len(_BOM):
+        more = read(size)
+        if not more:
+            break
+        chunk += more
+    while chunk:
+        yield chunk
+        chunk = read(size)
+
+
+def _file_chunks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
+    # Unbuffered: read(size) then fills one fresh bytes object with no intermediate copy.
+    with open(path, "rb", buffering=0) as f:
+        yield from _stream_chunks(f.read, size)
+
+
+class _LineReader:
+    def __init__(self, recover_glued: bool, max_line_bytes: int) -> None:
+        self.recover_glued = recover_glued
+        self.limit = max_line_bytes
+        self.lines_read = 0
+        self.crlf_seen = False
+
+    # -- the hot loop ------------------------------------------------------------------
+    def run(self, chunks: Iterable[bytes]) -> Iterator[Record | Problem]:
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        limit = self.limit
+        pending: list[bytes] = []  # pieces of a line that runs past the chunk it began in
+        pending_len = 0
+        discarded = -1  # >= 0: inside an over-long line, this many bytes thrown away so far
+        lineno = 0
+        first = True
+        for chunk in chunks:
+            if first:
+                first = False
+                if chunk.startswith(_BOM):
+                    chunk = chunk[len(_BOM) :]
+                    yield Problem(1, "bom", "the file starts with a UTF-8 byte order mark; stripped")
+            if discarded >= 0:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    discarded += len(chunk)
+                    continue
+                lineno += 1
+                yield self._too_long(lineno, discarded + nl)
+                discarded = -1
+                chunk = chunk[nl + 1 :]
+            parts = chunk.split(b"\n")
+            tail = parts.pop()
+            # A raw CR can only be whitespace or garbage in JSON, so one C scan per chunk
+            # spares the per-line check in the (usual) file without any.
+            check_cr = not self.crlf_seen and (
+                b"\r" in chunk or (bool(pending) and pending[-1].endswith(b"\r"))
+            )
+            check_len = len(chunk) > limit
+            start = 0
+            if pending and parts:
+                # The chunk's first piece ends the line the previous chunks began.
+                if pending_len + len(parts[0]) > limit:
+                    lineno += 1
+                    yield self._too_long(lineno, pending_len + len(parts[0]))
+                    start = 1
+                else:
+                    pending.append(parts[0])
+                    parts[0] = b"".join(pending)
+                pending = []
+                pending_len = 0
+            for i in range(start, len(parts)):
+                raw = parts[i]
+                lineno += 1
+                if check_len and len(raw) > limit:
+                    yield self._too_long(lineno, len(raw))
+                    continue
+                try:
+                    value = loads(raw)
+                except decode_error:
+                    yield from self._diagnose(raw, lineno, final=False)
+                    continue
+                if type(value) is not dict:
+                    yield from self._diagnose(raw, lineno, final=False)
+                    continue
+                if check_cr and not self.crlf_seen and raw.endswith(b"\r"):
+                    yield self._crlf(lineno)
+                yield Record(lineno, value)
+            if tail:
+                pending.append(tail)
+                pending_len += len(tail)
+                if pending_len > limit:
+                    # Stream past the rest of the line instead of holding it.
+                    discarded = pending_len
+                    pending = []
+                    pending_len = 0
+        if discarded >= 0:
+            lineno += 1
+            yield self._too_long(lineno, discarded)
+        elif pending:
+            lineno += 1
+            raw = b"".join(pending)
+            try:
+                value = loads(raw)
+            except decode_error:
+                value = None
+            if type(value) is dict:
+                if not self.crlf_seen and raw.endswith(b"\r"):
+                    yield self._crlf(lineno)
+                yield Record(lineno, value)
+            else:
+                yield from self._diagnose(raw, lineno, final=True)
+        self.lines_read = lineno
+
+    # -- problems ----------------------------------------------------------------------
+    def _too_long(self, lineno: int, size: int) -> Problem:
+        return Problem(
+            lineno, "line-too-long", f"the line is {size} bytes, over the limit of {self.limit}; skipped"
+        )
+
+    def _crlf(self, lineno: int) -> Problem:
+        self.crlf_seen = True
+        return Problem(
+            lineno, "crlf", "lines end in CR LF (first here; not reported again); the CR is dropped"
+        )
+
+    def _diagnose(self, raw: bytes, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
+        """The slow path, for a line orjson refused or that is not an object."""
+        body = raw
+        if body.endswith(b"\r"):
+            body = body[:-1]
+            if not self.crlf_seen:
+                yield self._crlf(lineno)
+        if not body.strip():
+            yield Problem(lineno, "blank-line", "blank line")
+            return
+        nul = body.find(b"\x00")
+        if nul >= 0:
+            yield Problem(lineno, "nul-byte", f"a NUL byte at byte {nul} of the line; skipped")
+            return
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if final and exc.end == len(body) and exc.reason == "unexpected end of data":
+                yield Problem(
+                    lineno,
+                    "truncated-line",
+                    "the last line ends inside a UTF-8 character and has no newline "
+                    "(an interrupted write); skipped",
+                )
+            else:
+                yield Problem(
+                    lineno, "invalid-utf8", f"invalid UTF-8 at byte {exc.start} of the line; skipped"
+                )
+            return
+
+        values, error, stop = _split_values(text)
+        if isinstance(error, RecursionError):
+            yield Problem(lineno, "too-deep", "arrays or objects nested too deeply to parse; skipped")
+            return
+        if error is not None:
+            why = _describe(error, stop)
+            if values:
+                why = f"{len(values)} complete JSON value(s), then {why}"
+            if final:
+                yield Problem(
+                    lineno, "truncated-line", f"the last line has no newline and is not JSON ({why}); skipped"
+                )
+            elif text.startswith("\ufeff"):
+                yield Problem(
+                    lineno, "not-json", "a byte order mark starts this line (not the file); skipped"
+                )
+            else:
+                yield Problem(lineno, "not-json", f"not JSON: {why}; skipped")
+            return
+        if not values:
+            yield Problem(lineno, "blank-line", "blank line")
+            return
+        if len(values) == 1:
+            value = values[0]
+            if type(value) is not dict:
+                yield Problem(lineno, "not-object", f"the line is {_kind(value)}, not a JSON object; skipped")
+                return
+            yield from self._keep(lineno, value)
+            return
+        if not all(type(v) is dict for v in values):
+            kinds = ", ".join(_kind(v) if type(v) is not dict else "an object" for v in values)
+            yield Problem(lineno, "not-json", f"{len(values)} JSON values on one line ({kinds}); skipped")
+            return
+        if not self.recover_glued:
+            yield Problem(
+                lineno,
+                "glued-objects",
+                f"{len(values)} JSON objects glued on one line; skipped (recover_glued keeps each)",
+            )
+            return
+        yield Problem(lineno, "glued-objects", f"{len(values)} JSON objects glued on one line; each kept")
+        for value in values:
+            yield from self._keep(lineno, value)
+
+    def _keep(self, lineno: int, value: dict) -> Iterator[Record | Problem]:
+        """A Record orjson could not make, with the reason the stdlib had to."""
+        surrogate, infinite = _oddities(value)
+        if surrogate:
+            yield Problem(
+                lineno, "lone-surrogate", "a string holds an unpaired UTF-16 surrogate escape; kept as is"
+            )
+        if infinite:
+            yield Problem(lineno, "infinite-number", "a number is beyond the double range; kept as infinity")
+        yield Record(lineno, value)
+
+
+def _chunks(source: BinaryIO | bytes | str | os.PathLike) -> Iterable[bytes]:
+    if isinstance(source, bytes):
+        return (source,) if source else ()
+    if isinstance(source, (bytearray, memoryview)):
+        return (bytes(source),) if len(source) else ()
+    if isinstance(source, (str, os.PathLike)):
+        return _file_chunks(source, CHUNK_BYTES)
+    return _stream_chunks(source.read, CHUNK_BYTES)
 
 
 def iter_lines(
-    source: BinaryIO | bytes | str | os.PathLike[str],
+    source: BinaryIO | bytes | str | os.PathLike,
     *,
     recover_glued: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> Iterator[Record | Problem]:
-    """Yield a Record, or one or more Problems, for every physical line, in file order."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        stream: BinaryIO = io.BytesIO(bytes(source))
-        close = False
-    elif isinstance(source, (str, os.PathLike)):
-        stream = open(source, "rb")  # noqa: SIM115 - closed below
-        close = True
-    else:
-        stream = source
-        close = False
-    try:
-        yield from _iter_stream(stream, recover_glued, max_line_bytes)
-    finally:
-        if close:
-            stream.close()
+    """Yield a Record or one or more Problems for every physical line, in file order.
+
+    ``source`` is a path (``str`` or path-like), the file's bytes, or a binary stream such
+    as ``sys.stdin.buffer``. A line's Problems come before its Record(s). With
+    ``recover_glued`` a line holding several glued objects yields each as a Record.
+    """
+    return _LineReader(recover_glued, max_line_bytes).run(_chunks(source))
 
 
-def _iter_stream(stream: BinaryIO, recover_glued: bool, max_line_bytes: int) -> Iterator[Record | Problem]:
-    loads = _loads
-    decode_error = _JSONDecodeError
-    lineno = 0
-    crlf_reported = False
-    for line, ended, length in _physical_lines(stream, max_line_bytes):
-        lineno += 1
-        if line is None:
-            yield Problem(lineno, "line-too-long", f"line of {length} bytes is longer than the limit of {max_line_bytes}; skipped")
-            continue
-        if lineno == 1 and line.startswith(BOM):
-            line = line[3:]
-            yield Problem(1, "bom", "the file starts with a UTF-8 byte order mark (pi refuses such a file); read without it")
-        if line.endswith(b"\r"):
-            line = line[:-1]
-            if not crlf_reported:
-                crlf_reported = True
-                yield Problem(lineno, "crlf", "CRLF line endings (reported once per file); read without the CR")
-        try:
-            value = loads(line)
-        except decode_error:
-            records, problems = _diagnose(line, lineno, not ended, recover_glued)
-            yield from problems
-            yield from records
-            continue
-        if type(value) is dict:
-            if b"\x00" in line:
-                # orjson accepts a raw NUL inside a string; pi's JSON.parse does not
-                yield Problem(lineno, "nul-byte", f"line contains a raw NUL byte at offset {line.index(NUL)}")
-                continue
-            yield Record(lineno, value)
-        else:
-            yield Problem(lineno, "not-object", f"line is JSON but not an object ({_kind(value)})")
-
-
-def read_records(source: BinaryIO | bytes | str | os.PathLike[str], **kwargs: Any) -> ReadResult:
-    """Read everything: records, problems and the number of physical lines."""
-    result = ReadResult()
-    records = result.records
-    problems = result.problems
-    last_line = 0
-    for item in iter_lines(source, **kwargs):
+def read_records(
+    source: BinaryIO | bytes | str | os.PathLike,
+    *,
+    recover_glued: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> ReadResult:
+    """Read everything :func:`iter_lines` yields into one :class:`ReadResult`."""
+    reader = _LineReader(recover_glued, max_line_bytes)
+    records: list[Record] = []
+    problems: list[Problem] = []
+    add_record = records.append
+    add_problem = problems.append
+    for item in reader.run(_chunks(source)):
         if type(item) is Record:
-            records.append(item)
+            add_record(item)
         else:
-            problems.append(item)  # type: ignore[arg-type]
-        last_line = item.line
-    result.lines_read = last_line
-    return result
+            add_problem(item)  # type: ignore[arg-type]
+    return ReadResult(records, problems, reader.lines_read)
