@@ -42,7 +42,7 @@ def to_json(obj: Any) -> Any:
             if f.name.startswith("_") or f.name == "context_builder":
                 continue
             value = getattr(obj, f.name)
-            if value is None or (f.name == "extra" and not value) or (f.name in ("synthesized", "other_headers") and not value):
+            if (value is None and not (cls is ir.Entry and f.name == "parent_id")) or (f.name == "extra" and not value) or (f.name in ("synthesized", "other_headers") and not value):
                 continue
             out[f.name] = to_json(value)
         if cls is ir.UnknownMessage:
