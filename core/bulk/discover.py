@@ -38,6 +38,9 @@ class Refused:
     message: str
 
 
+_SEPARATORS = (os.sep, os.altsep)
+
+
 class UnsafePath(ValueError):
     """A derived output path would leave the output directory."""
 
@@ -115,7 +118,8 @@ def output_rel(rel: str, extension: str, tag: str | None = None) -> str:
     parts = rel.split("/")
     for part in parts:
         # os.walk never yields these, but this function is the gate: check, don't assume.
-        if part in ("", ".", "..") or "\\" in part or "\x00" in part:
+        # A backslash is an ordinary character in a POSIX name, a separator on Windows.
+        if part in ("", ".", "..") or "\x00" in part or any(sep and sep in part for sep in _SEPARATORS):
             raise UnsafePath(f"unsafe path component {part!r} in {rel!r}")
     stem = parts[-1][: -len(SUFFIX)] if parts[-1].endswith(SUFFIX) else parts[-1]
     ext = extension if extension.startswith(".") or not extension else "." + extension

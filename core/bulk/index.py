@@ -44,7 +44,8 @@ def _esc(s: object) -> str:
 def _href(rel: str) -> str:
     # Each component percent-encoded with nothing kept: a name like "javascript:x" or
     # "?a#b" becomes an inert relative path; only the "/" between components survive.
-    return "/".join(quote(part, safe="") for part in rel.split("/"))
+    # The leading "./" makes that plain to any reader of the page, browser or human.
+    return "./" + "/".join(quote(part, safe="") for part in rel.split("/"))
 
 
 def _rows(records: Iterable[dict[str, Any]], fmt: str, outdir: str) -> dict[str, list[dict[str, Any]]]:

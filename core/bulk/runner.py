@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from .discover import Source, discover, output_rel
+from .discover import Refused, Source, UnsafePath, discover, output_rel
 from .manifest import Manifest, locked
 from .progress import Progress
 from .summary import Summary
@@ -124,10 +124,13 @@ def run_bulk(
             sources, refused = discover(real_in, exclude=real_out)
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
-            tasks, skipped = _plan(
+            tasks, skipped, unsafe = _plan(
                 sources, manifest, fmts, real_out, force, validate, recover_glued, __version__
             )
             summary.up_to_date = skipped
+            refused += unsafe
+            for r in unsafe:
+                summary.add_refused(r.rel, r.code, r.message)
             sizes = {t.rel: s.size for t, s in tasks}
             progress = Progress(len(tasks), sum(sizes.values()), progress_stream, quiet)
             for r in refused:
@@ -170,13 +173,20 @@ def _plan(
     validate: bool,
     recover_glued: bool,
     version: str,
-) -> tuple[list[tuple[Task, Source]], int]:
+) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output."""
     tasks: list[tuple[Task, Source]] = []
     skipped = 0
+    unsafe: list[Refused] = []
     for src in sources:
-        specs = {f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options) for f in fmts}
+        try:
+            specs = {
+                f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options) for f in fmts
+            }
+        except UnsafePath as exc:
+            unsafe.append(Refused(src.rel, "bulk:unsafe-path", str(exc)))
+            continue
         rec = None if force else manifest.get(src.rel)
         current = [
             f.name
@@ -196,7 +206,7 @@ def _plan(
             wanted = tuple(specs[f.name] for f in fmts if not (same_stat and f.name in current))
             check = None
         tasks.append((Task(src.rel, src.path, outdir, wanted, validate, recover_glued, check), src))
-    return tasks, skipped
+    return tasks, skipped, unsafe
 
 
 def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir: str, version: str) -> bool:
