@@ -5,39 +5,50 @@ The library in four calls::
     import piconv
     doc = piconv.load("session.jsonl")            # read, migrate, build the tree and IR
     ctx = doc.context()                            # what the model saw at the leaf
-    piconv.convert(doc, "markdown", out)           # write any registered format
+    piconv.convert(doc, "markdown", "out.md")      # write any registered format
     piconv.formats()                               # every registered format
+
+Names are imported on first use, so ``piconv --help`` does not pay for the reader, the
+registry or pluggy.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .errors import InputError, PiconvError, PluginError, UsageError, ValidationFailed
-from .hookspecs import hookimpl
-from .report import Report
-from .registry import Converter, Option
+_EXPORTS = {
+    "load": "api",
+    "convert": "api",
+    "formats": "api",
+    "Converter": "registry",
+    "Option": "registry",
+    "Report": "report",
+    "hookimpl": "hookspecs",
+    "PiconvError": "errors",
+    "InputError": "errors",
+    "PluginError": "errors",
+    "UsageError": "errors",
+    "ValidationFailed": "errors",
+}
 
-__all__ = [
-    "Converter",
-    "InputError",
-    "Option",
-    "PiconvError",
-    "PluginError",
-    "Report",
-    "UsageError",
-    "ValidationFailed",
-    "__version__",
-    "convert",
-    "formats",
-    "hookimpl",
-    "load",
-]
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+if TYPE_CHECKING:
+    from .api import convert, formats, load
+    from .errors import InputError, PiconvError, PluginError, UsageError, ValidationFailed
+    from .hookspecs import hookimpl
+    from .registry import Converter, Option
+    from .report import Report
 
 
-def __getattr__(name: str):  # lazy: `piconv --help` must not pay for the reader
-    if name in ("load", "convert", "formats"):
-        from . import api
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'piconv' has no attribute {name!r}")
+    import importlib
 
-        return getattr(api, name)
-    raise AttributeError(name)
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,61 @@
+"""The documents keep up with the code: every hook, option and problem code is documented."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+from piconv import hookspecs
+from piconv.problems import PROBLEM_CODES
+from piconv.registry import Converter, build_registry
+
+from conftest import REPO
+
+PLUGINS_DOC = (REPO / "docs" / "plugins.md").read_text()
+
+
+def _hooks() -> list[str]:
+    return [name for name, fn in vars(hookspecs).items() if callable(fn) and hasattr(fn, "piconv_spec")]
+
+
+def test_there_are_hooks() -> None:
+    assert "register_converters" in _hooks()
+
+
+@pytest.mark.parametrize("hook", _hooks())
+def test_every_hook_is_documented_with_its_full_signature(hook: str) -> None:
+    params = ", ".join(inspect.signature(getattr(hookspecs, hook)).parameters)
+    assert f"### {hook}({params})" in PLUGINS_DOC
+
+
+@pytest.mark.parametrize("field", [f for f in Converter.__dataclass_fields__ if f not in ("plugin", "distribution", "version")])
+def test_every_converter_field_is_documented(field: str) -> None:
+    assert f"| `{field}` |" in PLUGINS_DOC
+
+
+def test_every_problem_code_is_documented() -> None:
+    text = (REPO / "docs" / "formats" / "pi.md").read_text() + (REPO / "docs" / "formats" / "pi-reader.md").read_text()
+    missing = [code for code in PROBLEM_CODES if f"`{code}`" not in text]
+    assert not missing, missing
+
+
+def test_every_format_has_its_mapping_document_and_options_documented() -> None:
+    for conv in build_registry().formats():
+        if conv.distribution != "piconv":
+            continue
+        doc = REPO / conv.mapping_doc
+        assert doc.is_file(), f"{conv.name}: {conv.mapping_doc} missing"
+        text = doc.read_text()
+        for option in conv.options:
+            assert option.flag in text, f"{conv.name}: {option.flag} not in {conv.mapping_doc}"
+
+
+def test_readme_set_up_is_two_commands_and_the_second_is_what_ci_runs() -> None:
+    readme = (REPO / "README.md").read_text()
+    setup = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```sh\n(.*?)\n```", setup, re.S)
+    assert len(commands) == 2
+    assert commands[0].startswith("pip install . && piconv examples/")
+    assert commands[1] == (REPO / ".ci" / "test-command").read_text().strip()
+    assert ".ci/test-command" in (REPO / ".ci" / "run").read_text()
