@@ -8,7 +8,7 @@ import re
 
 import pytest
 from piconv.converters.html import check, write
-from piconv.converters.html.escape import anchor, image_src, safe_href, text
+from piconv.converters.html.escape import anchor, clean, has_forbidden, image_src, safe_href, text
 from piconv.converters.html.highlight import Highlighter
 from piconv.converters.html.markdown import MarkdownRenderer
 from piconv.ir import (
@@ -61,7 +61,18 @@ def doc_of(*entries: Entry, leaf: str | None = None) -> Document:
 
 def test_text_escapes_markup_and_forbidden_code_points() -> None:
     assert text('<a href="x">&</a>') == "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;"
-    assert text("a\x00b\ufdd0c\ud800d\r\ne") == "a\ufffdb\ufffdc\ufffdd\ne"
+    assert clean("a\x00b\ufdd0c\ud800d\r\ne\x85f\U0010ffff") == "a\ufffdb\ufffdc\ufffdd\ne\ufffdf\ufffd"
+    for ok in ("plain ascii\ttab\n", "é ü © \u00a0 ﷏ \ufdf0 \U0001f600 \uffef"):
+        assert not has_forbidden(ok) or clean(ok) == ok
+        assert clean(ok) == ok
+    for bad in ("\x00", "\x7f", "\x9f", "\ufdd0", "\ufdef", "\ufffe", "\U0001ffff", "\U0010fffe", "\ud800"):
+        assert has_forbidden("x" + bad + "y") and clean(bad) == "\ufffd"
+
+
+def test_pages_carry_no_forbidden_code_points() -> None:
+    doc = doc_of(E("u", None, UserMessage(content="a\x00b \ufdd0 `\ufffe` \ud800 \x1b[31mred")))
+    html = render(doc)
+    assert "a\ufffdb" in html and "\x00" not in html and "\ufdd0" not in html and "\x1b" not in html
 
 
 def test_anchor_is_a_valid_injective_id() -> None:

@@ -29,18 +29,60 @@ _FORBIDDEN = re.compile(
 _CR = re.compile("\r\n?")
 
 
+# Printable ASCII plus tab, LF, FF, CR: what bytes.translate deletes before the scan.
+_ASCII_OK = bytes(range(0x20, 0x7F)) + b"\t\n\x0c\r"
+_HIGH = bytes(range(0x80, 0x100))
+# UTF-8 of the multi-byte forbidden code points: C1 controls (\xc2\x80-\x9f),
+# noncharacters U+FDD0-U+FDEF (\xef\xb7\x90-\xaf) and U+xFFFE/U+xFFFF of every plane
+# (ending \xbf\xbe / \xbf\xbf, false positives only take the exact path).
+_SUSPECT = re.compile(rb"\xc2[\x80-\x9f]|\xef\xb7[\x90-\xaf]|\xbf[\xbe\xbf]")
+
+
+def _utf8_forbidden(b: bytes) -> bool:
+    # Deleting the allowed ASCII bytes (C, memory speed) leaves the forbidden ASCII bytes
+    # and the non-ASCII ones, which are rare in transcripts; a multi-byte character
+    # keeps its bytes adjacent, so the UTF-8 patterns can be searched in what is left.
+    rest = b.translate(None, _ASCII_OK)
+    if not rest:
+        return False
+    return bool(rest.translate(None, _HIGH)) or _SUSPECT.search(rest) is not None
+
+
+def has_forbidden(s: str) -> bool:
+    """Whether ``s`` may contain a forbidden code point (exact when it says no)."""
+    try:
+        return _utf8_forbidden(s.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate
+        return True
+
+
 def clean(s: str) -> str:
     """``s`` with forbidden code points replaced and newlines normalised."""
     if "\r" in s:
         s = _CR.sub("\n", s)
-    return _FORBIDDEN.sub("\ufffd", s)
+    return _FORBIDDEN.sub("\ufffd", s) if has_forbidden(s) else s
+
+
+def to_utf8(s: str) -> bytes:
+    """``clean(s)`` encoded, encoding only once when nothing needs cleaning (the page
+    writer's path for every output chunk). CR is left alone: the HTML parser turns
+    CR and CRLF into LF anyway."""
+    try:
+        b = s.encode("utf-8")
+        if not _utf8_forbidden(b):
+            return b
+    except UnicodeEncodeError:
+        pass
+    return _FORBIDDEN.sub("\ufffd", s).encode("utf-8")
 
 
 def text(s: str) -> str:
-    """Escape for element content (also safe inside a double-quoted attribute)."""
+    """Escape for element content (also safe inside a double-quoted attribute).
+
+    Forbidden code points are not handled here: the page writer cleans each output
+    chunk once (page.py), which is much cheaper than cleaning every string."""
     # str.replace chains run in C and beat html.escape's per-call overhead on small
     # strings while doing the same work on large ones.
-    s = clean(s)
     if "&" in s:
         s = s.replace("&", "&amp;")
     if "<" in s:

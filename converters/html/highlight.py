@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .escape import clean
 from .escape import text as esc
 
 DEFAULT_BLOCK_LIMIT = 10_000
@@ -191,8 +190,7 @@ class Highlighter:
             return esc(source)
         self.remaining -= len(source)
         self.used = True
-        # Cleaned first: Pygments passes forbidden code points through.
-        return _format(lexer.get_tokens(clean(source)))
+        return _format(lexer.get_tokens(source))
 
 
 @functools.lru_cache(maxsize=1)

@@ -29,7 +29,7 @@ from piconv.report import Report
 from . import assets
 from .blocks import Ctx
 from .entries import render_entry
-from .escape import anchor
+from .escape import anchor, to_utf8
 from .escape import text as esc
 from .highlight import DEFAULT_BLOCK_LIMIT, DEFAULT_BUDGET, Highlighter
 from .tree import TreeWriter, preview
@@ -63,6 +63,15 @@ class Pairs:
         return entry.id in self.paired
 
 
+_ROLE_NAMES: dict[type, str] = {
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    ToolResult: "tool results",
+    ShellCommand: "shell",
+    ExtensionMessage: "extension",
+}
+
+
 class _Stats:
     def __init__(self, doc: Document) -> None:
         self.counts: dict[str, int] = {}
@@ -80,13 +89,7 @@ class _Stats:
             body = e.body
             if isinstance(body, MessageBody):
                 msg = body.message
-                key = {
-                    UserMessage: "user",
-                    AssistantMessage: "assistant",
-                    ToolResult: "tool results",
-                    ShellCommand: "shell",
-                    ExtensionMessage: "extension",
-                }.get(type(msg), "other")
+                key = _ROLE_NAMES.get(type(msg), "other")
                 self.counts[key] = self.counts.get(key, 0) + 1
                 if isinstance(msg, AssistantMessage):
                     self.tool_calls += sum(1 for p in msg.content or () if isinstance(p, ToolCall))
@@ -211,10 +214,15 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
 
 
 def _leaf_name(doc: Document, leaf: Entry) -> str:
-    # Name a branch end by the last user text on its path.
-    for e in reversed(doc.path(leaf.id)):
+    # Name a branch end by the last user text on its path (walking up, not building the
+    # whole path: a long session has thousands of entries above each leaf).
+    e: Entry | None = leaf
+    seen: set[str] = set()
+    while e is not None and e.id not in seen:
         if isinstance(e.message, UserMessage):
             return preview(doc, e, limit=1)
+        seen.add(e.id)
+        e = doc.get(e.parent_id) if e.parent_id is not None else None
     return leaf.kind
 
 
@@ -241,9 +249,10 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     def flush() -> None:
         nonlocal size
         if buf:
-            # "replace": escape.clean already removed lone surrogates from session text;
-            # this is the belt to its braces.
-            out.write("".join(buf).encode("utf-8", "replace"))
+            # Forbidden code points (controls, noncharacters, lone surrogates) become
+            # U+FFFD here, once per chunk: the markup around session text has none, so
+            # this equals cleaning every string, at a fraction of the cost.
+            out.write(to_utf8("".join(buf)))
             buf.clear()
         size = 0
 

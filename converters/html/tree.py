@@ -26,11 +26,31 @@ def branch_anchor(entry_id: str) -> str:
     return "b" + anchor(entry_id)[1:]
 
 
-def subtree_sizes(doc: Document) -> dict[str, int]:
-    order = [e for e, _ in doc.walk()]
+def child_map(doc: Document) -> dict[str | None, list[Entry]]:
+    """Children by parent id, built once (``Document.children`` builds a new list per
+    call, which adds up over tens of thousands of entries)."""
+    kids: dict[str | None, list[Entry]] = {}
+    for e in doc.entries:
+        if doc.get(e.id) is e:  # the last of duplicated ids wins, as in the document
+            kids.setdefault(e.parent_id, []).append(e)
+    return kids
+
+
+def subtree_sizes(kids: dict[str | None, list[Entry]]) -> dict[str, int]:
+    """Entries in each subtree reachable from the roots (iterative: no recursion limit)."""
+    order: list[Entry] = []
+    stack = list(kids.get(None, ()))
+    seen: set[str] = set()
+    while stack:
+        e = stack.pop()
+        if e.id in seen:
+            continue
+        seen.add(e.id)
+        order.append(e)
+        stack.extend(kids.get(e.id, ()))
     sizes: dict[str, int] = {}
-    for entry in reversed(order):
-        sizes[entry.id] = 1 + sum(sizes.get(c.id, 0) for c in doc.children(entry.id))
+    for e in reversed(order):  # children before parents
+        sizes[e.id] = 1 + sum(sizes.get(c.id, 0) for c in kids.get(e.id, ()))
     return sizes
 
 
@@ -51,7 +71,7 @@ def preview(doc: Document, entry: Entry, limit: int = 30) -> str:
             fallback = " ".join(
                 p.text for p in msg.content or () if isinstance(p, Text) and isinstance(p.text, str)
             ).strip()
-        kids = doc.children(cur.id)
+        kids = doc.children(cur.id)  # a few entries per branch: the list cost is small
         cur = kids[0] if len(kids) == 1 else None
     return _short(fallback) if fallback else cur.kind if cur is not None else entry.kind
 
@@ -69,13 +89,14 @@ class TreeWriter:
         self.draw = draw
         self.emit = emit
         self.on_path = {e.id for e in doc.path()} if doc.leaf_id is not None and doc.leaf_id in doc else set()
-        self.sizes = subtree_sizes(doc)
+        self.kids = child_map(doc)
+        self.sizes = subtree_sizes(self.kids)
         self.deferred: list[tuple[Entry, int, int, Entry | None]] = []
         # Guards against parent cycles and self-parented entries, which would loop.
         self.seen: set[str] = set()
 
     def write(self) -> None:
-        roots = self.doc.roots()
+        roots = self.kids.get(None, [])
         if len(roots) == 1:
             self._run(roots[0], 0)
         elif roots:
@@ -101,7 +122,9 @@ class TreeWriter:
         while True:
             self.seen.add(cur.id)
             self.emit(self.draw(cur))
-            kids = [k for k in self.doc.children(cur.id) if k.id not in self.seen]
+            kids = self.kids.get(cur.id, ())
+            if kids and any(k.id in self.seen for k in kids):
+                kids = [k for k in kids if k.id not in self.seen]
             if not kids:
                 return
             if len(kids) == 1:
