@@ -149,7 +149,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, size, t_pi, t_pc, m_pi, m_pc, s_pi, s_pc in rows:
         print(
-            f"| {name} | {mb(size)} | {t_pi:.2f} s | {t_pc:.2f} s | {t_pi / t_pc:.1f}× | {mb(m_pi)} | {mb(m_pc)} | {mb(s_pi)} | {mb(s_pc)} |"
+            f"| {name} | {mb(size)} | {t_pi:.2f} s | {t_pc:.2f} s | {t_pi / t_pc:.1f}x | {mb(m_pi)} | {mb(m_pc)} | {mb(s_pi)} | {mb(s_pc)} |"
         )
 
 
