@@ -11,7 +11,7 @@ writing; piconv also validates its output, as by default):
     pi:     node …/pi-coding-agent/dist/cli.js --export IN OUT
     piconv: python -m piconv IN --to html -o OUT -q
 
-Wall time is the median of the runs; peak memory is the largest maximum resident set
+Wall and CPU (user + system) time are medians of the runs; peak memory is the largest maximum resident set
 size of the process over the runs (``wait4`` rusage, which counts the process itself:
 pi runs in one Node process, piconv in one Python process). Prints a Markdown table for
 docs/performance.md.
@@ -54,8 +54,10 @@ def pi_dir() -> Path:
     sys.exit("pi not found: run `python tests/oracle/run.py --install` or set PICONV_PI_DIR")
 
 
-def run(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one process."""
+def run(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (bytes) of one process.
+    CPU time is reported beside wall time because it is far less sensitive to whatever
+    else the machine runs at the same time."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _pid, status, usage = os.wait4(proc.pid, 0)
@@ -64,7 +66,7 @@ def run(cmd: list[str]) -> tuple[float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err[-2000:]}")
-    return wall, usage.ru_maxrss * 1024  # Linux reports KiB
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024  # Linux reports KiB
 
 
 def large_file(size_mb: int, seed: int, given: str | None) -> Path:
@@ -119,11 +121,13 @@ def main() -> None:
             "piconv": [sys.executable, "-m", "piconv", str(src), "--to", "html", "-o", str(pc_out), "-q"],
         }
         times: dict[str, list[float]] = {"pi": [], "piconv": []}
+        cpu: dict[str, list[float]] = {"pi": [], "piconv": []}
         peaks: dict[str, int] = {"pi": 0, "piconv": 0}
         for _ in range(args.runs):
             for name, cmd in tools.items():
-                wall, rss = run(cmd)
+                wall, cpu_s, rss = run(cmd)
                 times[name].append(wall)
+                cpu[name].append(cpu_s)
                 peaks[name] = max(peaks[name], rss)
         t_pi, t_pc = statistics.median(times["pi"]), statistics.median(times["piconv"])
         rows.append(
