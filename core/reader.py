@@ -12,6 +12,7 @@ stdlib ``json`` as the second opinion, so a clean file pays for almost nothing e
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -369,9 +370,17 @@ def read_records(
     problems: list[Problem] = []
     add_record = records.append
     add_problem = problems.append
-    for item in reader.run(_chunks(source)):
-        if type(item) is Record:
-            add_record(item)
-        else:
-            add_problem(item)  # type: ignore[arg-type]
+    # Parsed JSON holds no reference cycles, yet every dict kept alive here makes the cyclic
+    # collector rescan a growing heap: pausing it halves the time for a large file.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for item in reader.run(_chunks(source)):
+            if type(item) is Record:
+                add_record(item)
+            else:
+                add_problem(item)  # type: ignore[arg-type]
+    finally:
+        if collecting:
+            gc.enable()
     return ReadResult(records, problems, reader.lines_read)
