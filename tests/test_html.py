@@ -229,6 +229,12 @@ def test_leaf_path_open_other_branches_closed() -> None:
     assert f'src="data:image/png;base64,{PNG}"' in html
 
 
+def test_leaf_option_opens_another_path() -> None:
+    html = render(_sample(), leaf="u2")
+    assert re.search(r'<details class="branch on-path" id="b-u2" open>', html)
+    assert re.search(r'<details class="branch" id="b-u3">', html)
+
+
 def test_header_facts() -> None:
     html = render(_sample())
     assert "<dt>Models</dt><dd>prov/mod</dd>" in html

@@ -141,7 +141,7 @@ def _dl(rows: list[tuple[str, str]]) -> str:
     return '<dl class="facts">' + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows) + "</dl>"
 
 
-def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
+def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: str | None) -> str:
     s = doc.session
     name = doc.session_name()
     title = name or (f"Session {s.id}" if s.id else "pi session")
@@ -174,7 +174,7 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str]) -> str:
     if len(leaves) > 1:
         items = []
         for leaf in leaves:
-            cur = ' <span class="current">current</span>' if leaf.id == doc.leaf_id else ""
+            cur = ' <span class="current">open</span>' if leaf.id == leaf_id else ""
             ts = f' <span class="ts">{esc(leaf.timestamp)}</span>' if isinstance(leaf.timestamp, str) else ""
             items.append(f'<li><a href="#{anchor(leaf.id)}">{esc(_leaf_name(doc, leaf))}</a>{cur}{ts}</li>')
         nav.append(
@@ -267,9 +267,11 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
 
     title = doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
     emit(assets.head(esc(title)))
-    emit(_header(doc, stats, labels))
+    # --leaf (a common option) chooses which path is open; every branch is drawn anyway.
+    leaf_id = options.get("leaf") if isinstance(options.get("leaf"), str) else doc.leaf_id
+    emit(_header(doc, stats, labels, leaf_id))
     emit('<main id="transcript">')
-    TreeWriter(doc, draw, emit).write()
+    TreeWriter(doc, draw, emit, leaf_id).write()
     emit("</main>")
     emit(assets.tail())
     flush()

@@ -84,11 +84,18 @@ def _short(s: str, n: int = 90) -> str:
 class TreeWriter:
     """Emits the tree through ``emit`` (page chunks), drawing entries with ``draw``."""
 
-    def __init__(self, doc: Document, draw: Callable[[Entry], str], emit: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        doc: Document,
+        draw: Callable[[Entry], str],
+        emit: Callable[[str], None],
+        leaf_id: str | None = None,
+    ) -> None:
         self.doc = doc
         self.draw = draw
         self.emit = emit
-        self.on_path = {e.id for e in doc.path()} if doc.leaf_id is not None and doc.leaf_id in doc else set()
+        leaf = leaf_id if leaf_id is not None else doc.leaf_id
+        self.on_path = {e.id for e in doc.path(leaf)} if leaf is not None and leaf in doc else set()
         self.kids = child_map(doc)
         self.sizes = subtree_sizes(self.kids)
         self.deferred: list[tuple[Entry, int, int, Entry | None]] = []
