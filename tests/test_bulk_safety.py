@@ -142,7 +142,7 @@ def test_torn_manifest_line_is_ignored(tmp_path: Path) -> None:
 
 
 def _corpus(root: Path, copies: int) -> None:
-    big = SHARED / "corpus" / "pi" / "badlogic__pi-mono__large-session.jsonl"
+    big = SHARED / "corpus" / "pi" / "castai__kimchi-dev__session.jsonl"
     for i in range(copies):
         folder = root / f"--proj-{i % 3}--"
         folder.mkdir(parents=True, exist_ok=True)
@@ -169,15 +169,14 @@ def _piconv(src: Path, out: Path) -> list[str]:
 
 def test_kill_9_mid_run_leaves_no_partial_output_and_rerun_repairs(tmp_path: Path) -> None:
     src, out, ref = tmp_path / "s", tmp_path / "o", tmp_path / "ref"
-    _corpus(src, 24)
+    _corpus(src, 12)
     assert subprocess.run(_piconv(src, ref), check=False).returncode == 0
     expected = {k: v[1] for k, v in snapshot(ref).items()}
 
     proc = subprocess.Popen(_piconv(src, out), start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(p.suffix == ".html" for p in out.rglob("*.html")):
-        time.sleep(0.01)
-    time.sleep(0.2)
+        time.sleep(0.005)
     os.killpg(proc.pid, signal.SIGKILL)  # the whole group: parent and pool workers, like a power cut
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
@@ -185,7 +184,7 @@ def test_kill_9_mid_run_leaves_no_partial_output_and_rerun_repairs(tmp_path: Pat
     seen = snapshot(out)
     finals = {k: v[1] for k, v in seen.items() if not k.rsplit("/", 1)[-1].endswith(TMP_SUFFIX)}
     assert finals, "the run was killed before writing anything: make the corpus larger"
-    assert len([k for k in finals if k.endswith(".html")]) < 24, "the run finished before the kill"
+    assert len([k for k in finals if k.endswith(".html")]) < 12, "the run finished before the kill"
     for rel, data in finals.items():
         assert data == expected[rel], f"{rel} is visible but not complete"
 
@@ -193,4 +192,4 @@ def test_kill_9_mid_run_leaves_no_partial_output_and_rerun_repairs(tmp_path: Pat
     assert rerun.returncode == 0
     assert {k: v[1] for k, v in snapshot(out).items()} == expected  # repaired, temporaries gone
     assert not [p for p in out.rglob(f"*{TMP_SUFFIX}")]
-    assert len(records(out)) == 24
+    assert len(records(out)) == 12
