@@ -92,10 +92,10 @@ def convert_to_llm(
             )
         elif t is AssistantMessage:
             content = m.content
-            if content is None:
-                raw = m.extra.get("content") if m.extra else None
-                # pi throws on string content; the evident meaning is one text part
-                content = _parts(raw, line, report, strings_ok=False) if type(raw) is str else ()
+            if type(content) is not tuple:
+                # pi throws on string content (content.flatMap); its evident meaning is one
+                # text part. Absent content is pi-ai's [] (transformMessages).
+                content = _parts(content, line, report, strings_ok=False)
             ref = m.model
             append(
                 {
