@@ -23,10 +23,12 @@ PROBLEM_CODES: dict[str, str] = {
     # reader: one physical line
     "not-json": "the line is not valid JSON; skipped",
     "not-object": "the line is JSON but not an object; skipped",
-    "glued-objects": "two or more JSON values on one line; skipped, or recovered with --recover-glued",
+    "glued-objects": "two or more JSON objects on one line; skipped, or each kept with --recover-glued",
     "truncated-line": "the last line has no newline and is not valid JSON (cut short); skipped",
     "invalid-utf8": "the line is not valid UTF-8; skipped",
     "lone-surrogate": "a string holds a lone UTF-16 surrogate escape; read with the standard library, kept",
+    "infinite-number": "a number beyond the double range; kept as infinity, as JavaScript reads it",
+    "too-deep": "arrays or objects nested deeper than the JSON parsers allow; skipped",
     "nul-byte": "the line holds a raw NUL byte; skipped",
     "bom": "the file starts with a UTF-8 byte order mark; read without it",
     "crlf": "CRLF line endings (reported once per file); read without the CR",
@@ -43,3 +45,25 @@ PROBLEM_CODES: dict[str, str] = {
     "dangling-parent": "a parentId naming no entry; the entry becomes a root",
     "parent-cycle": "parent links form a cycle; cut at its first member in the file",
 }
+
+# The codes the line reader emits (docs/formats/pi-reader.md lists each).
+READER_CODES: frozenset[str] = frozenset(
+    {
+        "not-json",
+        "not-object",
+        "glued-objects",
+        "truncated-line",
+        "invalid-utf8",
+        "lone-surrogate",
+        "infinite-number",
+        "too-deep",
+        "nul-byte",
+        "bom",
+        "crlf",
+        "blank-line",
+        "line-too-long",
+    }
+)
+
+# Codes whose line keeps its data (or had none to lose): worth showing, not worth alarm.
+INFO_CODES: frozenset[str] = frozenset({"blank-line", "bom", "crlf", "lone-surrogate", "infinite-number"})
