@@ -157,10 +157,12 @@ class _LineReader:
         discarded = -1  # >= 0: inside an over-long line, this many bytes thrown away so far
         lineno = 0
         first = True
+        bom = False
         for chunk in chunks:
             if first:
                 first = False
                 if chunk.startswith(_BOM):
+                    bom = True
                     chunk = chunk[len(_BOM) :]
                     yield Problem(1, "bom", "the file starts with a UTF-8 byte order mark; stripped")
             if discarded >= 0:
@@ -220,7 +222,8 @@ class _LineReader:
         if discarded >= 0:
             lineno += 1
             yield self._too_long(lineno, discarded)
-        elif pending:
+        elif pending or (bom and lineno == 0):
+            # (A file holding just a BOM still has its one line.)
             lineno += 1
             raw = b"".join(pending)
             try:
