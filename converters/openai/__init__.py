@@ -49,22 +49,73 @@ def write(document: Document, stream: IO[bytes], options: Mapping[str, Any], rep
     report.entries_written = written
 
 
+# Members pi adds for non-OpenAI targets (compat flags), which the official SDK types do not
+# have. The check sets them aside and validates everything else against the closed schema.
+ASSISTANT_EXTENSIONS = ("reasoning", "reasoning_content", "reasoning_text", "reasoning_details")
+
+
+def standard_part(value: Any) -> Any:
+    """``value`` without pi's documented provider extensions (see docs/formats/openai.md)."""
+    if isinstance(value, list):
+        return [standard_part(m) for m in value if not (isinstance(m, dict) and _is_tool_declaration(m))]
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    out.pop("tool_stream", None)  # zaiToolStream
+    if isinstance(out.get("messages"), list):
+        out["messages"] = [_standard_message(m) for m in out["messages"] if not _is_tool_declaration(m)]
+    if isinstance(out.get("tools"), list):
+        out["tools"] = [_without(t, "cache_control") for t in out["tools"]]
+    return out
+
+
+def _is_tool_declaration(message: Any) -> bool:
+    # supportsMidConvoToolAdditions (Kimi): {"role": "system", "tools": [...]}
+    return isinstance(message, dict) and message.get("role") == "system" and "tools" in message
+
+
+def _without(value: Any, *keys: str) -> Any:
+    if not isinstance(value, dict) or not any(k in value for k in keys):
+        return value
+    return {k: v for k, v in value.items() if k not in keys}
+
+
+def _standard_message(message: Any) -> Any:
+    if not isinstance(message, dict):
+        return message
+    role = message.get("role")
+    if role == "assistant":
+        message = _without(message, *ASSISTANT_EXTENSIONS)
+    elif role == "tool":
+        message = _without(message, "name")  # requiresToolResultName
+    content = message.get("content")
+    if isinstance(content, list):  # Anthropic cache_control on OpenRouter
+        message = {**message, "content": [_without(p, "cache_control") for p in content]}
+    return message
+
+
 def check(data: bytes) -> list[str]:
-    """Validate one request (or messages array), or JSON Lines of them, against the schema."""
+    """Validate one request (or messages array), or JSON Lines of them, against the schema
+    generated from the OpenAI SDK types (provider extensions set aside, see above)."""
     import orjson
     from piconv.validation import json_schema_check
 
     validate = json_schema_check(__name__, SCHEMA)
     try:
-        docs = [orjson.loads(data)]
-        numbered = [(0, docs[0])]
+        numbered = [(0, orjson.loads(data))]
     except orjson.JSONDecodeError:
-        numbered = [(n, orjson.loads(raw)) for n, raw in enumerate(data.splitlines(), 1) if raw.strip()]
+        numbered = []
+        for n, raw in enumerate(data.splitlines(), 1):
+            if raw.strip():
+                try:
+                    numbered.append((n, orjson.loads(raw)))
+                except orjson.JSONDecodeError as exc:
+                    return [f"line {n}: not JSON: {exc}"]
     errors: list[str] = []
     for lineno, value in numbered:
         if isinstance(value, list):  # --messages-only: check it as the messages of a request
             value = {"model": "-", "messages": value}
-        for err in validate(orjson.dumps(value)):
+        for err in validate(orjson.dumps(standard_part(value))):
             errors.append(err.replace("line 1:", f"line {lineno}:", 1) if lineno else err)
     return errors
 
