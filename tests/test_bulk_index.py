@@ -1,0 +1,199 @@
+"""The archive index pages (index.html, index.md) and the Dask executor."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from piconv.bulk import run_bulk
+from piconv.bulk.index import render_markdown, write_index
+from piconv.registry import get_registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_bulk import conversation, make_tree, snapshot
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.csp: str | None = None
+        self.first_in_head: str | None = None
+        self.in_head = False
+        self.raw: str | None = None
+        self.bodies: dict[str, list[str]] = {"script": [], "style": []}
+        self.hrefs: list[str] = []
+        self.rows = 0
+        self.attrs_seen: list[str] = []
+        self.hidden_filter = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.attrs_seen += [k for k, _ in attrs]
+        if tag == "head":
+            self.in_head = True
+        elif self.in_head and self.first_in_head is None and not (tag == "meta" and "charset" in a):
+            self.first_in_head = f"{tag} {a.get('http-equiv', '')}".strip()
+        if tag == "meta" and a.get("http-equiv") == "Content-Security-Policy":
+            self.csp = a.get("content")
+        if tag in self.bodies:
+            self.raw = tag
+            self.bodies[tag].append("")
+        if tag == "a":
+            self.hrefs.append(a.get("href") or "")
+        if tag == "tr":
+            self.rows += 1
+        if tag == "input" and a.get("id") == "filter":
+            self.hidden_filter = "hidden" in a
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "head":
+            self.in_head = False
+        if tag == self.raw:
+            self.raw = None
+
+    def handle_data(self, data: str) -> None:
+        if self.raw:
+            self.bodies[self.raw][-1] += data
+
+
+def _sha(s: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
+
+
+def test_html_index_lists_every_session_by_project_under_a_strict_csp(tmp_path: Path) -> None:
+    src, out = tmp_path / "s", tmp_path / "o"
+    make_tree(src)
+    evil = src / "--evil--"
+    evil.mkdir()
+    (evil / "x.jsonl").write_bytes(
+        conversation("e", prompt='<img src=x onerror="alert(1)"> & </script>', cwd="<b>cwd</b>")
+    )
+    summary = run_bulk(str(src), str(out), ["html"], jobs=2, quiet=True)
+    assert summary.indexes == [str(out.resolve() / "index.html")]
+    html = (out / "index.html").read_text()
+    page = _Page()
+    page.feed(html)
+    assert page.first_in_head == "meta Content-Security-Policy"
+    policy = {d.split()[0]: d.split()[1:] for d in (page.csp or "").split(";") if d.split()}
+    assert policy["default-src"] == ["'none'"]
+    assert policy["script-src"] == [_sha(page.bodies["script"][0])] and len(page.bodies["script"]) == 1
+    assert policy["style-src"] == [_sha(page.bodies["style"][0])] and len(page.bodies["style"]) == 1
+    assert not [a for a in page.attrs_seen if a.startswith("on") or a == "style"]
+    assert page.hidden_filter  # no JavaScript, no filter box: the table alone is the page
+    assert page.rows == 4 + 4  # a header row per project table (sub-folders are projects too), a row per session
+    assert sorted(page.hrefs) == sorted(
+        [
+            "./--work-a--/2026-01-01_s1.html",
+            "./--work-a--/sub/2026-01-02_s2.html",
+            "./--work-b--/2026-01-03_s3.html",
+            "./--evil--/x.html",
+        ]
+    )
+    for text in ("fix the bug 0", "write tests 0", "faux/faux-coder", "/work/b", "$0.0060", ">2<", ">30<"):
+        assert text in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;/script&gt;" in html
+    assert "&lt;b&gt;cwd&lt;/b&gt;" in html
+    # the projects are sorted, sessions grouped under them
+    assert html.index("--evil--") < html.index("--work-a--") < html.index("--work-b--")
+
+    before = snapshot(out)["index.html"]
+    run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
+    assert snapshot(out)["index.html"] == before  # nothing changed: not rewritten
+
+
+def test_index_drops_removed_outputs_and_marks_failures(tmp_path: Path) -> None:
+    src, out = tmp_path / "s", tmp_path / "o"
+    make_tree(src)
+    run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
+    (out / "--work-b--/2026-01-03_s3.html").unlink()
+    records = [
+        {
+            "input": "--work-a--/2026-01-01_s1.jsonl",
+            "outputs": {"html": {"path": "--work-a--/2026-01-01_s1.html"}},
+            "meta": {},
+        },
+        {
+            "input": "--work-b--/2026-01-03_s3.jsonl",
+            "outputs": {"html": {"path": "--work-b--/2026-01-03_s3.html"}},
+        },
+        {
+            "input": "--work-a--/sub/2026-01-02_s2.jsonl",
+            "status": "failed",
+            "outputs": {"html": {"path": "--work-a--/sub/2026-01-02_s2.html"}},
+            "meta": {"name": "named | session", "cost": 1.5},
+        },
+    ]
+    write_index("html", records, str(out))
+    html = (out / "index.html").read_text()
+    assert "2026-01-03_s3" not in html  # its output is gone: no dead link
+    assert "2026-01-01_s1.jsonl" in html  # no name, no prompt recorded: the file name
+    assert "named | session" in html and "last conversion failed" in html
+
+
+def test_markdown_index(tmp_path: Path) -> None:
+    md = render_markdown(
+        {
+            "--p--": [
+                {
+                    "href": "./--p--/a%20b.md",
+                    "title": "fix [it](javascript:x) | *now* <b>",
+                    "file": "a b.jsonl",
+                    "cwd": "/w/p",
+                    "created": "2026-01-01",
+                    "updated": "2026-01-02",
+                    "models": "faux/faux-coder",
+                    "turns": 2,
+                    "tokens": 1234,
+                    "cost": 0.5,
+                    "failed": False,
+                }
+            ]
+        }
+    )
+    assert md.startswith("# pi sessions\n")
+    assert "## \\-\\-p\\-\\-" not in md and "## --p--" in md
+    row = next(line for line in md.splitlines() if line.startswith("| ["))
+    assert row.startswith("| [fix \\[it\\]\\(javascript:x\\) \\| \\*now\\* \\<b\\>](<./--p--/a%20b.md>)")
+    assert "| 2 | 1,234 | $0.5000 |" in row
+    assert row.count(" | ") == 6  # the title's pipe is escaped, the table keeps its columns
+
+
+def test_markdown_index_end_to_end(tmp_path: Path) -> None:
+    if "markdown" not in get_registry().converters:
+        pytest.skip("the markdown converter is not registered in this build")
+    src, out = tmp_path / "s", tmp_path / "o"
+    make_tree(src)
+    summary = run_bulk(str(src), str(out), ["markdown", "html"], jobs=2, quiet=True)
+    assert summary.failed == 0, summary.failures
+    md = (out / "index.md").read_text()
+    assert "(<./--work-a--/2026-01-01_s1.md>)" in md and (out / "index.html").is_file()
+
+
+# --------------------------------------------------------------------------- Dask
+
+
+def test_dask_local_cluster_writes_what_the_local_pool_writes(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    src = tmp_path / "s"
+    make_tree(src)
+    (src / "--work-c--").mkdir()
+    (src / "--work-c--" / "empty.jsonl").write_bytes(b"")
+    local = run_bulk(str(src), str(tmp_path / "local"), ["ir", "html", "pi"], jobs=2, quiet=True)
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        remote = run_bulk(str(src), str(tmp_path / "dask"), ["ir", "html", "pi"], client=client, quiet=True)
+        assert remote.executor == "dask"
+        assert (remote.converted, remote.failed) == (local.converted, local.failed) == (3, 1)
+        again = run_bulk(str(src), str(tmp_path / "dask"), ["ir", "html", "pi"], client=client, quiet=True)
+        assert (again.converted, again.up_to_date) == (0, 3)
+    strip = {k: v[1] for k, v in snapshot(tmp_path / "local").items()}
+    assert strip == {k: v[1] for k, v in snapshot(tmp_path / "dask").items()}
+    assert len(strip) == 3 * 3 + 1  # three formats for three sessions, and the index
