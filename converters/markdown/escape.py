@@ -45,7 +45,9 @@ def normalize_newlines(text: str) -> str:
 
 def fence_for(text: str) -> str:
     """A backtick fence one longer than the longest backtick run in ``text`` (min. 3)."""
-    longest = max((len(m) for m in _BACKTICK_RUN.findall(text)), default=0) if "`" in text else 0
+    if "```" not in text:
+        return "```"  # shorter runs cannot close a fence of three: skip the scan
+    longest = max(len(m) for m in _BACKTICK_RUN.findall(text))
     return "`" * max(3, longest + 1)
 
 
@@ -115,7 +117,9 @@ _LINK_DEF = re.compile(_EVEN_BS + r"\]:(?![ \t]*https?://)", re.IGNORECASE)
 _ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
 # A line that would turn the paragraph above it into a setext heading.
 _SETEXT = re.compile(r"(?<=[^\n])\n( {0,3}(?:=+|-+)[ \t]*)(?=\n|$)")
-_FENCE_LINE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})(.*)$")
+# Any line that could open a fence, in a container or indented included.
+_FENCE_ANYWHERE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(?:`{3,}|~{3,})", re.MULTILINE)
 _RISKY = re.compile(r"[<\]#=\-]")
 
 
@@ -193,7 +197,7 @@ def _block_tokens(text: str) -> tuple[list[Any], dict[str, Any]]:
 
 
 def _is_closing_fence(line: str, marker: str) -> bool:
-    stripped = line.strip(" ")
+    stripped = line.rstrip(" \t").lstrip(" ")
     indent = len(line) - len(line.lstrip(" "))
     return (
         indent <= 3
@@ -214,15 +218,62 @@ def markdown(text: str, shift: int) -> str:
     text = normalize_newlines(text).rstrip("\n")
     if not text.strip():
         return ""
-    if "`" not in text and "~~~" not in text and "\n    " not in text and "\t" not in text and not text.startswith("    "):
-        # No code anywhere: every line is subject to the rules, so whole-text regular
-        # expressions do the job (the common case, and the fast one).
-        if not _RISKY.search(text):
-            return text
-        text = _escape_inline(text)
+    if "```" not in text and "~~~" not in text:
+        return _without_fences(text, shift)
+    for m in _FENCE_ANYWHERE.finditer(text):
+        if m.group(0)[0] not in "`~":
+            # A fence inside a list or quote, or indented: take the block structure from
+            # the CommonMark parser itself.
+            return _markdown_with_code(text, shift)
+    return _column0_fences(text, shift)
+
+
+def _without_fences(text: str, shift: int) -> str:
+    """Text with no fenced code: the rules apply to every line, so whole-text regular
+    expressions do the job (code spans are skipped line by line). An indented code block
+    may get a backslash it did not need; that costs a stray character, never safety."""
+    if not _RISKY.search(text):
+        return text
+    if "<" in text or "]" in text:
+        if "`" in text:
+            text = "\n".join(_escape_line(ln) if ("<" in ln or "]" in ln) else ln for ln in text.split("\n"))
+        else:
+            text = _escape_inline(text)
+    if "#" in text:
         text = _ATX.sub(lambda m: _demote(m, shift), text)
-        return _SETEXT.sub(r"\n\n\1", text)
-    return _markdown_with_code(text, shift)
+    if "-" in text or "=" in text:
+        text = _SETEXT.sub(r"\n\n\1", text)
+    return text
+
+
+def _column0_fences(text: str, shift: int) -> str:
+    """Text whose fences all start at column 0, outside any container. Such a line opens
+    a fence wherever it stands (fences interrupt paragraphs and end lists and quotes, and
+    once HTML is escaped there are no HTML blocks to hide it), so a line scan follows
+    CommonMark exactly: code is copied, the rest goes through :func:`_without_fences`."""
+    out: list[str] = []
+    region: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        if fence:
+            out.append(line)
+            if _is_closing_fence(line, fence):
+                fence = ""
+            continue
+        m = _FENCE_OPEN.match(line)
+        if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+            region.append(line)
+            continue
+        if region:
+            out.append(_without_fences("\n".join(region), shift))
+            region = []
+        fence = m.group(1)
+        out.append(line)
+    if region:
+        out.append(_without_fences("\n".join(region), shift))
+    if fence:
+        out.append(fence)  # left open at the end: close it before our next block
+    return "\n".join(out)
 
 
 def _markdown_with_code(text: str, shift: int) -> str:
