@@ -140,7 +140,7 @@ def test_all_leaves_is_one_request_per_leaf(shared: Path) -> None:
     doc = piconv.load(path)
     leaves = [e.id for e in doc.leaves()]
     assert len(lines) == len(leaves) > 1
-    for raw, leaf in zip(lines, leaves):
+    for raw, leaf in zip(lines, leaves, strict=True):
         single, _ = convert(path, {"leaf": leaf})
         assert orjson.loads(raw) == orjson.loads(single)
     assert check(data) == []
