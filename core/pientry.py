@@ -26,7 +26,8 @@ from .ir import (
     UnknownMessage,
     UsageRecord,
 )
-from .pimodel import Table, _is_any, _is_bool, _is_dict, _is_num, _is_str, _join, _split
+from .fastload import compile_maker
+from .pimodel import Table, _join
 
 JSONDict = dict[str, Any]
 
@@ -38,52 +39,44 @@ def _load_checkpoint(raw: JSONDict) -> SystemMessage | None:
     return message if type(message) is SystemMessage else None
 
 
-def _is_system_message(v: Any) -> bool:
-    return type(v) is dict and v.get("role") == "system"
-
-
 def _dump_checkpoint(message: SystemMessage) -> Any:
     return pm.dump_message(message)
 
 
-def _is_message(v: Any) -> bool:
-    return type(v) is dict
-
-
 COMPACTION: Table = {
-    "summary": ("summary", _is_str, None, None),
-    "firstKeptEntryId": ("first_kept_id", _is_str, None, None),
-    "tokensBefore": ("tokens_before", _is_num, None, None),
-    "systemMessage": ("checkpoint", _is_system_message, _load_checkpoint, _dump_checkpoint),
-    "usage": ("usage", _is_dict, pm.load_usage, pm.dump_usage),
-    "details": ("details", _is_any, None, None),
-    "fromHook": ("by_extension", _is_bool, None, None),
+    "summary": ("summary", "str", None, None),
+    "firstKeptEntryId": ("first_kept_id", "str", None, None),
+    "tokensBefore": ("tokens_before", "num", None, None),
+    "systemMessage": ("checkpoint", "system", _load_checkpoint, _dump_checkpoint),
+    "usage": ("usage", "dict", pm.load_usage, pm.dump_usage),
+    "details": ("details", "any", None, None),
+    "fromHook": ("by_extension", "bool", None, None),
 }
 BRANCH_SUMMARY: Table = {
-    "fromId": ("from_id", _is_str, None, None),
-    "summary": ("summary", _is_str, None, None),
-    "usage": ("usage", _is_dict, pm.load_usage, pm.dump_usage),
-    "details": ("details", _is_any, None, None),
-    "fromHook": ("by_extension", _is_bool, None, None),
+    "fromId": ("from_id", "str", None, None),
+    "summary": ("summary", "str", None, None),
+    "usage": ("usage", "dict", pm.load_usage, pm.dump_usage),
+    "details": ("details", "any", None, None),
+    "fromHook": ("by_extension", "bool", None, None),
 }
 MODEL_CHANGE: Table = {
-    "provider": ("provider", _is_str, None, None),
-    "modelId": ("model", _is_str, None, None),
+    "provider": ("provider", "str", None, None),
+    "modelId": ("model", "str", None, None),
 }
-THINKING_CHANGE: Table = {"thinkingLevel": ("level", _is_str, None, None)}
+THINKING_CHANGE: Table = {"thinkingLevel": ("level", "str", None, None)}
 LABEL: Table = {
-    "targetId": ("target_id", _is_str, None, None),
-    "label": ("label", _is_str, None, None),
+    "targetId": ("target_id", "str", None, None),
+    "label": ("label", "str", None, None),
 }
-SESSION_INFO: Table = {"name": ("name", _is_str, None, None)}
+SESSION_INFO: Table = {"name": ("name", "str", None, None)}
 CUSTOM: Table = {
-    "customType": ("extension_type", _is_str, None, None),
-    "data": ("data", _is_any, None, None),
+    "customType": ("extension_type", "str", None, None),
+    "data": ("data", "any", None, None),
 }
 USAGE_ENTRY: Table = {
-    "kind": ("usage_kind", _is_str, None, None),
-    "usage": ("usage", _is_dict, pm.load_usage, pm.dump_usage),
-    "note": ("note", _is_str, None, None),
+    "kind": ("usage_kind", "str", None, None),
+    "usage": ("usage", "dict", pm.load_usage, pm.dump_usage),
+    "note": ("note", "str", None, None),
 }
 _USAGE_MODEL = {"provider": "provider", "model": "model"}
 
@@ -99,23 +92,51 @@ BODY_TABLES: dict[str, tuple[type, Table]] = {
 }
 BODY_TYPE_NAMES: dict[type, str] = {cls: name for name, (cls, _t) in BODY_TABLES.items()}
 
+_BODY_LOADERS: dict[str, Any] = {
+    kind: pm.compile_table(cls, table, skip=ENVELOPE) for kind, (cls, table) in BODY_TABLES.items()
+}
+_BODY_LOADERS["usage"] = pm.compile_table(
+    UsageRecord, USAGE_ENTRY, skip=ENVELOPE, groups={"model": (ModelRef, _USAGE_MODEL)}
+)
+_load_custom_message = pm.compile_table(ExtensionMessage, pm.EXTENSION, skip=ENVELOPE[:3])
+_set_extension_extra = ExtensionMessage.extra.__set__  # type: ignore[attr-defined]
+_MESSAGE_ENTRY_KEYS = frozenset((*ENVELOPE, "message"))
+_CONTEXT_EDIT_KEYS = frozenset((*ENVELOPE, "targetId", "replacement"))
+_make_entry = compile_maker(Entry)
+_make_origin = compile_maker(Origin)
+_NO_SYNTHESIZED: frozenset[str] = frozenset()
 
-def load_body(kind: Any, raw: JSONDict) -> tuple[Body, JSONDict]:
-    """The IR body of a pi entry, and the members it leaves over (envelope included)."""
+
+def load_body(kind: Any, raw: JSONDict) -> tuple[Body, JSONDict | None]:
+    """The IR body of a pi entry, and its members the body leaves over (envelope excluded;
+    a ``timestamp`` the body did not take stays with the envelope)."""
     if kind == "message":
         message = raw.get("message")
-        rest = {k: v for k, v in raw.items() if k != "message"}
+        if len(raw) <= 5:
+            rest = None if all(k in _MESSAGE_ENTRY_KEYS for k in raw) else {}
+        else:
+            rest = {}
+        if rest is not None:
+            rest = {k: v for k, v in raw.items() if k not in _MESSAGE_ENTRY_KEYS}
         if type(message) is dict:
             return MessageBody(pm.load_message(message)), rest
         if "message" in raw:
+            rest = rest or {}
             rest["message"] = message
         return MessageBody(UnknownMessage(None)), rest
+    loader = _BODY_LOADERS.get(kind) if type(kind) is str else None
+    if loader is not None:
+        return loader(raw)
     if kind == "custom_message":
-        fields, rest = _split(raw, pm.EXTENSION)
-        fields.pop("extra", None)
-        return MessageBody(ExtensionMessage(**fields)), rest
+        message = _load_custom_message(raw)
+        rest = dict(message.extra) if message.extra else None
+        if rest is not None:
+            _set_extension_extra(message, EMPTY)
+            if type(rest.get("timestamp")) is str:
+                del rest["timestamp"]  # the entry's own timestamp, read with the envelope
+        return MessageBody(message), rest
     if kind == "context_edit":
-        rest = {k: v for k, v in raw.items() if k not in ("targetId", "replacement")}
+        rest = {k: v for k, v in raw.items() if k not in _CONTEXT_EDIT_KEYS}
         target = raw.get("targetId")
         if type(target) is not str:
             if "targetId" in raw:
@@ -124,30 +145,17 @@ def load_body(kind: Any, raw: JSONDict) -> tuple[Body, JSONDict]:
         replacement = raw.get("replacement", ...)
         if replacement is None:
             return ContextEdit(target, omit=True), rest
-        if type(replacement) is dict and set(replacement) == {"content"} and pm._is_content(replacement["content"]):
+        if (
+            type(replacement) is dict
+            and len(replacement) == 1
+            and type(replacement.get("content")) in (str, list)
+        ):
             return ContextEdit(target, replacement=pm.load_content(replacement["content"])), rest
         if replacement is not ...:
             rest["replacement"] = replacement
         return ContextEdit(target), rest
-    if kind == "usage":
-        fields, rest = _split(raw, USAGE_ENTRY)
-        fields.pop("extra", None)
-        model = {}
-        for key, name in _USAGE_MODEL.items():
-            value = rest.get(key)
-            if type(value) is str:
-                model[name] = value
-                del rest[key]
-        if model:
-            fields["model"] = ModelRef(**model)
-        return UsageRecord(**fields), rest
-    spec = BODY_TABLES.get(kind) if type(kind) is str else None
-    if spec is None:
-        return UnknownBody(kind if type(kind) is str else None), dict(raw)
-    cls, table = spec
-    fields, rest = _split(raw, table)
-    fields.pop("extra", None)
-    return cls(**fields), rest
+    rest = {k: v for k, v in raw.items() if k not in ENVELOPE}
+    return UnknownBody(kind if type(kind) is str else None), rest
 
 
 def load_entry(
@@ -155,41 +163,39 @@ def load_entry(
     line: int,
     entry_id: str,
     parent_id: str | None,
-    synthesized: frozenset[str] = frozenset(),
+    synthesized: frozenset[str] = _NO_SYNTHESIZED,
     overrides: JSONDict | None = None,
 ) -> Entry:
     """An IR entry. ``entry_id``/``parent_id`` are the tree's (after migration and repair);
     ``overrides`` are source members the tree replaced, kept for the lossless writer."""
     kind = raw.get("type")
-    body, rest = load_body(kind, raw)
+    body, extra = load_body(kind, raw)
     source_role = None
     if type(body) is MessageBody:
-        msg = raw.get("message")
-        role = msg.get("role") if type(msg) is dict else None
-        if role == "hookMessage":
-            source_role = role
-    timestamp = rest.get("timestamp")
-    extra = {k: v for k, v in rest.items() if k not in ENVELOPE}
+        message = raw.get("message")
+        if type(message) is dict and message.get("role") == "hookMessage":
+            source_role = "hookMessage"
+    timestamp = raw.get("timestamp")
     if type(timestamp) is not str:
         timestamp = None
-        if "timestamp" in rest:
-            extra["timestamp"] = rest["timestamp"]
-    if "type" in raw and type(kind) is not str:
-        extra["type"] = kind
+        if "timestamp" in raw and not (kind == "custom_message" and body.message.timestamp is not None):  # type: ignore[union-attr]
+            extra = extra or {}
+            extra["timestamp"] = raw["timestamp"]
+    if type(kind) is not str:
+        kind = None
+        if "type" in raw:
+            extra = extra or {}
+            extra["type"] = raw["type"]
     if overrides:
+        extra = extra or {}
         extra.update(overrides)
-    return Entry(
-        id=entry_id,
-        parent_id=parent_id,
-        timestamp=timestamp,
-        body=body,
-        origin=Origin(
-            line=line,
-            source_type=kind if type(kind) is str else None,
-            source_role=source_role,
-            synthesized=synthesized,
-        ),
-        extra=extra or EMPTY,
+    return _make_entry(
+        entry_id,
+        parent_id,
+        timestamp,
+        body,
+        _make_origin(line, kind, source_role, synthesized),
+        extra or EMPTY,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .fastload import compile_loader
 from .ir import (
     EMPTY,
     AssistantMessage,
@@ -39,47 +40,15 @@ from .ir import (
 JSONDict = dict[str, Any]
 
 
-def _is_str(v: Any) -> bool:
-    return type(v) is str
-
-
-def _is_bool(v: Any) -> bool:
-    return type(v) is bool
-
-
-def _is_num(v: Any) -> bool:
-    return (type(v) is int or type(v) is float) and v == v  # NaN cannot come from JSON anyway
-
-
-def _is_dict(v: Any) -> bool:
-    return type(v) is dict
-
-
-def _is_any(v: Any) -> bool:
-    return True
-
-
 Loader = Callable[[Any], Any]
 Dumper = Callable[[Any], Any]
-# pi key -> (IR field, accepts, load, dump)
-Table = dict[str, tuple[str, Callable[[Any], bool], Loader | None, Dumper | None]]
+Table = dict[str, tuple[str, str, Loader | None, Dumper | None]]
+"""pi key -> (IR field, accepted JSON type (a :data:`fastload.TESTS` name), load, dump)."""
 
 
-def _split(raw: JSONDict, table: Table, skip: str | None = None) -> tuple[JSONDict, JSONDict]:
-    fields: JSONDict = {}
-    extra: JSONDict | None = None
-    for key, value in raw.items():
-        spec = table.get(key)
-        if spec is not None and value is not None and spec[1](value):
-            load = spec[2]
-            fields[spec[0]] = load(value) if load is not None else value
-        elif key != skip:
-            if extra is None:
-                extra = {}
-            extra[key] = value
-    if extra:
-        fields["extra"] = extra
-    return fields, extra or {}
+def compile_table(cls: type, table: Table, **kwargs: Any) -> Callable[..., Any]:
+    """The compiled reader of ``table`` (see :func:`piconv.fastload.compile_loader`)."""
+    return compile_loader(cls, {k: (f, t, load) for k, (f, t, load, _d) in table.items()}, **kwargs)
 
 
 def _join(obj: Any, table: Table, out: JSONDict) -> JSONDict:
@@ -97,16 +66,15 @@ def _join(obj: Any, table: Table, out: JSONDict) -> JSONDict:
 
 
 COST: Table = {
-    "input": ("input", _is_num, None, None),
-    "output": ("output", _is_num, None, None),
-    "cacheRead": ("cache_read", _is_num, None, None),
-    "cacheWrite": ("cache_write", _is_num, None, None),
-    "total": ("total", _is_num, None, None),
+    "input": ("input", "num", None, None),
+    "output": ("output", "num", None, None),
+    "cacheRead": ("cache_read", "num", None, None),
+    "cacheWrite": ("cache_write", "num", None, None),
+    "total": ("total", "num", None, None),
 }
 
 
-def load_cost(raw: JSONDict) -> Cost:
-    return Cost(**_split(raw, COST)[0])
+load_cost: Callable[[JSONDict], Cost] = compile_table(Cost, COST)
 
 
 def dump_cost(cost: Cost) -> JSONDict:
@@ -114,19 +82,18 @@ def dump_cost(cost: Cost) -> JSONDict:
 
 
 USAGE: Table = {
-    "input": ("input_tokens", _is_num, None, None),
-    "output": ("output_tokens", _is_num, None, None),
-    "cacheRead": ("cache_read_tokens", _is_num, None, None),
-    "cacheWrite": ("cache_write_tokens", _is_num, None, None),
-    "cacheWrite1h": ("cache_write_1h_tokens", _is_num, None, None),
-    "reasoning": ("reasoning_tokens", _is_num, None, None),
-    "totalTokens": ("total_tokens", _is_num, None, None),
-    "cost": ("cost", _is_dict, load_cost, dump_cost),
+    "input": ("input_tokens", "num", None, None),
+    "output": ("output_tokens", "num", None, None),
+    "cacheRead": ("cache_read_tokens", "num", None, None),
+    "cacheWrite": ("cache_write_tokens", "num", None, None),
+    "cacheWrite1h": ("cache_write_1h_tokens", "num", None, None),
+    "reasoning": ("reasoning_tokens", "num", None, None),
+    "totalTokens": ("total_tokens", "num", None, None),
+    "cost": ("cost", "dict", load_cost, dump_cost),
 }
 
 
-def load_usage(raw: JSONDict) -> Usage:
-    return Usage(**_split(raw, USAGE)[0])
+load_usage: Callable[[JSONDict], Usage] = compile_table(Usage, USAGE)
 
 
 def dump_usage(usage: Usage) -> JSONDict:
@@ -136,24 +103,24 @@ def dump_usage(usage: Usage) -> JSONDict:
 # --------------------------------------------------------------------------- content parts
 
 TEXT: Table = {
-    "text": ("text", _is_str, None, None),
-    "textSignature": ("signature", _is_str, None, None),
+    "text": ("text", "str", None, None),
+    "textSignature": ("signature", "str", None, None),
 }
 IMAGE: Table = {
-    "data": ("data", _is_str, None, None),
-    "mimeType": ("media_type", _is_str, None, None),
+    "data": ("data", "str", None, None),
+    "mimeType": ("media_type", "str", None, None),
 }
 THINKING: Table = {
-    "thinking": ("text", _is_str, None, None),
-    "thinkingSignature": ("signature", _is_str, None, None),
-    "redacted": ("redacted", _is_bool, None, None),
+    "thinking": ("text", "str", None, None),
+    "thinkingSignature": ("signature", "str", None, None),
+    "redacted": ("redacted", "bool", None, None),
 }
 TOOL_CALL: Table = {
-    "id": ("call_id", _is_str, None, None),
-    "name": ("name", _is_str, None, None),
-    "arguments": ("arguments", _is_any, None, None),
-    "thoughtSignature": ("signature", _is_str, None, None),
-    "namespace": ("namespace", _is_str, None, None),
+    "id": ("call_id", "str", None, None),
+    "name": ("name", "str", None, None),
+    "arguments": ("arguments", "any", None, None),
+    "thoughtSignature": ("signature", "str", None, None),
+    "namespace": ("namespace", "str", None, None),
 }
 PART_KINDS: dict[str, tuple[type, Table]] = {
     "text": (Text, TEXT),
@@ -162,17 +129,16 @@ PART_KINDS: dict[str, tuple[type, Table]] = {
     "toolCall": (ToolCall, TOOL_CALL),
 }
 PART_TYPE_NAMES: dict[type, str] = {cls: name for name, (cls, _t) in PART_KINDS.items()}
+_PART_LOADERS: dict[str, Callable[[JSONDict], Part]] = {
+    name: compile_table(cls, table, skip=("type",)) for name, (cls, table) in PART_KINDS.items()
+}
 
 
 def load_part(raw: Any) -> Part:
     if type(raw) is dict:
-        kind = PART_KINDS.get(raw.get("type"))  # type: ignore[arg-type]
-        if kind is not None:
-            cls, table = kind
-            # The text fast path: by far the most common part.
-            if cls is Text and len(raw) == 2 and type(raw.get("text")) is str:
-                return Text(raw["text"])
-            return cls(**_split(raw, table, skip="type")[0])
+        loader = _PART_LOADERS.get(raw.get("type"))  # type: ignore[arg-type]
+        if loader is not None:
+            return loader(raw)
     return UnknownPart(raw)
 
 
@@ -187,7 +153,12 @@ def dump_part(part: Part) -> Any:
 def load_content(raw: Any) -> Content:
     if type(raw) is str:
         return raw
-    return tuple(load_part(p) for p in raw)
+    loaders = _PART_LOADERS
+    parts = []
+    for item in raw:
+        loader = loaders.get(item.get("type")) if type(item) is dict else None
+        parts.append(loader(item) if loader is not None else UnknownPart(item))
+    return tuple(parts)
 
 
 def dump_content(content: Content) -> Any:
@@ -196,26 +167,16 @@ def dump_content(content: Content) -> Any:
     return [dump_part(p) for p in content]
 
 
-def _is_content(v: Any) -> bool:
-    return type(v) is str or type(v) is list
-
-
 # --------------------------------------------------------------------------- tools
 
 TOOL_SPEC: Table = {
-    "name": ("name", _is_str, None, None),
-    "description": ("description", _is_str, None, None),
-    "parameters": ("parameters", _is_any, None, None),
+    "name": ("name", "str", None, None),
+    "description": ("description", "str", None, None),
+    "parameters": ("parameters", "any", None, None),
 }
 
 
-def _is_tool_list(v: Any) -> bool:
-    # A list holding anything but objects stays raw in ``extra`` as a whole.
-    return type(v) is list and all(type(t) is dict for t in v)
-
-
-def load_tool(raw: JSONDict) -> ToolSpec:
-    return ToolSpec(**_split(raw, TOOL_SPEC)[0])
+load_tool: Callable[[JSONDict], ToolSpec] = compile_table(ToolSpec, TOOL_SPEC)
 
 
 def dump_tool(tool: ToolSpec) -> JSONDict:
@@ -232,17 +193,17 @@ def dump_tools(tools: tuple[ToolSpec, ...]) -> list[JSONDict]:
 
 # --------------------------------------------------------------------------- messages
 
-_TIMESTAMP = ("timestamp", _is_num, None, None)
+_TIMESTAMP = ("timestamp", "num", None, None)
 
 SYSTEM: Table = {
-    "content": ("content", _is_content, load_content, dump_content),
-    "sections": ("sections", _is_dict, None, None),
-    "toolsAdded": ("tools_added", _is_tool_list, load_tools, dump_tools),
-    "toolsRemoved": ("tools_removed", _is_tool_list, load_tools, dump_tools),
+    "content": ("content", "content", load_content, dump_content),
+    "sections": ("sections", "dict", None, None),
+    "toolsAdded": ("tools_added", "tools", load_tools, dump_tools),
+    "toolsRemoved": ("tools_removed", "tools", load_tools, dump_tools),
     "timestamp": _TIMESTAMP,
 }
 USER: Table = {
-    "content": ("content", _is_content, load_content, dump_content),
+    "content": ("content", "content", load_content, dump_content),
     "timestamp": _TIMESTAMP,
 }
 STOP_REASONS = {"toolUse": "tool_use"}
@@ -258,46 +219,46 @@ def _dump_stop(v: str) -> str:
 
 
 ASSISTANT: Table = {
-    "content": ("content", _is_content, load_content, dump_content),
-    "usage": ("usage", _is_dict, load_usage, dump_usage),
-    "stopReason": ("stop_reason", _is_str, _load_stop, _dump_stop),
-    "errorMessage": ("error_message", _is_str, None, None),
-    "responseId": ("response_id", _is_str, None, None),
-    "responseModel": ("response_model", _is_str, None, None),
-    "thinkingLevel": ("reasoning_level", _is_str, None, None),
+    "content": ("content", "content", load_content, dump_content),
+    "usage": ("usage", "dict", load_usage, dump_usage),
+    "stopReason": ("stop_reason", "str", _load_stop, _dump_stop),
+    "errorMessage": ("error_message", "str", None, None),
+    "responseId": ("response_id", "str", None, None),
+    "responseModel": ("response_model", "str", None, None),
+    "thinkingLevel": ("reasoning_level", "str", None, None),
     "timestamp": _TIMESTAMP,
 }
 _ASSISTANT_MODEL = {"api": "api", "provider": "provider", "model": "model"}
 TOOL_RESULT: Table = {
-    "toolCallId": ("call_id", _is_str, None, None),
-    "toolName": ("tool_name", _is_str, None, None),
-    "content": ("content", _is_content, load_content, dump_content),
-    "isError": ("is_error", _is_bool, None, None),
-    "details": ("details", _is_any, None, None),
-    "usage": ("usage", _is_dict, load_usage, dump_usage),
+    "toolCallId": ("call_id", "str", None, None),
+    "toolName": ("tool_name", "str", None, None),
+    "content": ("content", "content", load_content, dump_content),
+    "isError": ("is_error", "bool", None, None),
+    "details": ("details", "any", None, None),
+    "usage": ("usage", "dict", load_usage, dump_usage),
     "timestamp": _TIMESTAMP,
 }
 SHELL: Table = {
-    "command": ("command", _is_str, None, None),
-    "output": ("output", _is_str, None, None),
-    "exitCode": ("exit_code", _is_num, None, None),
-    "cancelled": ("cancelled", _is_bool, None, None),
-    "truncated": ("truncated", _is_bool, None, None),
-    "fullOutputPath": ("full_output_path", _is_str, None, None),
-    "excludeFromContext": ("exclude_from_context", _is_bool, None, None),
+    "command": ("command", "str", None, None),
+    "output": ("output", "str", None, None),
+    "exitCode": ("exit_code", "num", None, None),
+    "cancelled": ("cancelled", "bool", None, None),
+    "truncated": ("truncated", "bool", None, None),
+    "fullOutputPath": ("full_output_path", "str", None, None),
+    "excludeFromContext": ("exclude_from_context", "bool", None, None),
     "timestamp": _TIMESTAMP,
 }
 EXTENSION: Table = {
-    "customType": ("extension_type", _is_str, None, None),
-    "content": ("content", _is_content, load_content, dump_content),
-    "display": ("display", _is_bool, None, None),
-    "details": ("details", _is_any, None, None),
+    "customType": ("extension_type", "str", None, None),
+    "content": ("content", "content", load_content, dump_content),
+    "display": ("display", "bool", None, None),
+    "details": ("details", "any", None, None),
     "timestamp": _TIMESTAMP,
 }
 SUMMARY: Table = {
-    "summary": ("summary", _is_str, None, None),
-    "tokensBefore": ("tokens_before", _is_num, None, None),
-    "fromId": ("from_id", _is_str, None, None),
+    "summary": ("summary", "str", None, None),
+    "tokensBefore": ("tokens_before", "num", None, None),
+    "fromId": ("from_id", "str", None, None),
     "timestamp": _TIMESTAMP,
 }
 
@@ -322,29 +283,28 @@ SUMMARY_ROLES = {"compactionSummary": "compaction", "branchSummary": "branch"}
 SUMMARY_ROLES_BACK = {v: k for k, v in SUMMARY_ROLES.items()}
 
 
+_MESSAGE_LOADERS: dict[str, Callable[..., Message]] = {
+    role: compile_table(
+        cls,
+        table,
+        skip=("role",),
+        groups={"model": (ModelRef, _ASSISTANT_MODEL)} if cls is AssistantMessage else None,
+    )
+    for role, (cls, table) in ROLE_TABLES.items()
+}
+_load_summary = compile_table(SummaryMessage, SUMMARY, skip=("role",))
+
+
 def load_message(raw: JSONDict) -> Message:
     """An IR message from a pi message object (any role; unknown roles kept verbatim)."""
     role = raw.get("role")
-    spec = ROLE_TABLES.get(role) if type(role) is str else None
-    if spec is not None:
-        cls, table = spec
-        fields, extra = _split(raw, table, skip="role")
-        if cls is AssistantMessage:
-            model = {}
-            for key, name in _ASSISTANT_MODEL.items():
-                value = extra.get(key)
-                if type(value) is str:
-                    model[name] = value
-                    del extra[key]
-            if model:
-                fields["model"] = ModelRef(**model)
-            if not extra:
-                fields.pop("extra", None)
-        return cls(**fields)
-    kind = SUMMARY_ROLES.get(role) if type(role) is str else None
-    if kind is not None:
-        fields, _ = _split(raw, SUMMARY, skip="role")
-        return SummaryMessage(kind=kind, **fields)
+    if type(role) is str:
+        loader = _MESSAGE_LOADERS.get(role)
+        if loader is not None:
+            return loader(raw)
+        kind = SUMMARY_ROLES.get(role)
+        if kind is not None:
+            return _load_summary(raw, kind=kind)
     return UnknownMessage(raw)
 
 
@@ -377,7 +337,7 @@ def with_content(message: Message, content: Any) -> Message:
 
     extra = dict(message.extra) if message.extra else {}  # type: ignore[union-attr]
     extra.pop("content", None)
-    if _is_content(content):
+    if type(content) is str or type(content) is list:
         return replace(message, content=load_content(content), extra=extra or EMPTY)  # type: ignore[type-var]
     extra["content"] = content
     return replace(message, content=None, extra=extra)  # type: ignore[type-var]

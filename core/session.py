@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from .context import build_context
 from .ir import Document, Entry, Issue, SessionInfo
 from .pientry import load_entry
 
 CURRENT_VERSION = 3
+
+
+class SourceRecord(Protocol):
+    """One parsed line: what :mod:`piconv.reader` yields."""
+
+    line: int
+    value: dict[str, Any]
 
 
 def js_number(value: Any) -> float:
@@ -54,10 +62,11 @@ class _Builder:
 
     # -- header --------------------------------------------------------------------
     def split_header(
-        self, records: list[tuple[int, dict[str, Any]]]
+        self, records: Sequence[SourceRecord]
     ) -> tuple[tuple[int, dict[str, Any]] | None, list[tuple[int, dict[str, Any]]]]:
         header = None
-        for index, (line, value) in enumerate(records):
+        for index, rec in enumerate(records):
+            line, value = rec.line, rec.value
             if value.get("type") == "session":
                 header = (line, value)
                 if index > 0:
@@ -72,20 +81,21 @@ class _Builder:
                 break
         if header is None:
             self.problem(
-                records[0][0] if records else 0,
+                records[0].line if records else 0,
                 "missing-header",
                 "no session header line (type \"session\"); pi refuses such a file, piconv reads the entries",
             )
         return header, records
 
     # -- migrations ----------------------------------------------------------------
-    def migrate_v1(self, records: list[tuple[int, dict[str, Any]]]) -> dict[int, tuple[str, str | None, dict]]:
+    def migrate_v1(self, records: Sequence[SourceRecord]) -> dict[int, tuple[str, str | None, dict]]:
         """Ids, parents and compaction targets for a version 1 file, by record index:
         ``{index: (id, parentId, changes)}`` where ``changes`` are migrated members."""
         result: dict[int, tuple[str, str | None, dict]] = {}
         prev: str | None = None
         counter = 0
-        for index, (_line, value) in enumerate(records):
+        for index, rec in enumerate(records):
+            value = rec.value
             if value.get("type") == "session":
                 continue
             counter += 1
@@ -96,7 +106,7 @@ class _Builder:
                 if type(target_index) in (int, float) and type(target_index) is not bool:
                     changes["-firstKeptEntryIndex"] = True
                     if float(target_index).is_integer() and 0 <= target_index < len(records):
-                        target = records[int(target_index)][1]
+                        target = records[int(target_index)].value
                         if target.get("type") != "session":
                             if int(target_index) <= index:
                                 # already migrated (itself included): its new id
@@ -110,13 +120,13 @@ class _Builder:
         return result
 
     # -- entries -------------------------------------------------------------------
-    def build(self, records: list[tuple[int, dict[str, Any]]], lines_read: int) -> Document:
+    def build(self, records: Sequence[SourceRecord], lines_read: int) -> Document:
         header_rec, _ = self.split_header(records)
         header = header_rec[1] if header_rec else {}
         raw_version = header.get("version", None)
         if header_rec is None:
             # pi refuses a file without a header; piconv guesses its version from the entries.
-            version = 3.0 if any(type(v.get("id")) is str for _l, v in records) else 1.0
+            version = 3.0 if any(type(r.value.get("id")) is str for r in records) else 1.0
         else:
             version = 1.0 if raw_version is None else js_number(raw_version)
         migrated_v1 = self.migrate_v1(records) if version < 2 else {}
@@ -125,54 +135,26 @@ class _Builder:
         entries: list[Entry] = []
         seen: dict[str, int] = {}  # id -> position in entries (latest)
         taken: set[str] = set()
-        for index, (line, raw) in enumerate(records):
+        header_value = header_rec[1] if header_rec else None
+        for index, rec in enumerate(records):
+            line, raw = rec.line, rec.value
             if raw.get("type") == "session":
-                if header_rec is not None and line == header_rec[0] and raw is header_rec[1]:
+                if raw is header_value:
                     continue
                 other_headers.append((line, raw))
                 self.problem(line, "extra-header", "a further session header line: kept, not part of the tree")
                 continue
-            synthesized: set[str] = set()
-            overrides: dict[str, Any] = {}
-            value = raw
-            if index in migrated_v1:
-                entry_id, parent_id, changes = migrated_v1[index]
-                value = dict(raw)
-                for key, new in (("id", entry_id), ("parentId", parent_id)):
-                    if key in raw:
-                        overrides[key] = raw[key]
-                    synthesized.add(key)
-                    value[key] = new
-                if changes.pop("-firstKeptEntryIndex", False):
-                    overrides["firstKeptEntryIndex"] = value.pop("firstKeptEntryIndex")
-                    if "firstKeptEntryId" in changes:
-                        if "firstKeptEntryId" in raw:
-                            overrides["firstKeptEntryId"] = raw["firstKeptEntryId"]
-                        synthesized.add("firstKeptEntryId")
-                        new_first = changes["firstKeptEntryId"]
-                        if new_first is ...:
-                            value.pop("firstKeptEntryId", None)
-                        else:
-                            value["firstKeptEntryId"] = new_first
+            entry_id = raw.get("id")
+            parent_id = raw.get("parentId", ...)
+            if (
+                not migrated_v1
+                and type(entry_id) is str
+                and (parent_id is None or type(parent_id) is str)
+            ):
+                entry = load_entry(raw, line, entry_id, parent_id)  # the usual, well-formed entry
             else:
-                entry_id = raw.get("id")
-                parent_id = raw.get("parentId")
-                if type(entry_id) is not str:
-                    if "id" in raw:
-                        overrides["id"] = entry_id
-                    synthesized.add("id")
-                    entry_id = f"~{line}"
-                    while entry_id in taken:
-                        entry_id += "~"
-                    self.problem(line, "missing-id", f"entry has no string id; piconv names it {entry_id!r}")
-                if parent_id is not None and type(parent_id) is not str:
-                    overrides["parentId"] = parent_id
-                    synthesized.add("parentId")
-                    self.problem(line, "bad-parent", f"parentId {parent_id!r} is not a string; the entry becomes a root")
-                    parent_id = None
-                elif "parentId" not in raw:
-                    synthesized.add("parentId")
-            entry = load_entry(value, line, entry_id, parent_id, frozenset(synthesized), overrides)
+                entry = self.irregular_entry(index, line, raw, migrated_v1, taken)
+                entry_id = entry.id
             previous = seen.get(entry_id)
             if previous is not None:
                 old = entries[previous]
@@ -207,6 +189,58 @@ class _Builder:
             lines_read=lines_read,
             context_builder=build_context,
         )
+
+    def irregular_entry(
+        self,
+        index: int,
+        line: int,
+        raw: dict[str, Any],
+        migrated_v1: dict[int, tuple[str, str | None, dict]],
+        taken: set[str],
+    ) -> Entry:
+        """An entry that needs migration or repair: version 1 ids, a missing id, a parent
+        that is not a string or is missing."""
+        synthesized: set[str] = set()
+        overrides: dict[str, Any] = {}
+        value = raw
+        if index in migrated_v1:
+            entry_id, parent_id, changes = migrated_v1[index]
+            value = dict(raw)
+            for key, new in (("id", entry_id), ("parentId", parent_id)):
+                if key in raw:
+                    overrides[key] = raw[key]
+                synthesized.add(key)
+                value[key] = new
+            if changes.pop("-firstKeptEntryIndex", False):
+                overrides["firstKeptEntryIndex"] = value.pop("firstKeptEntryIndex")
+                if "firstKeptEntryId" in changes:
+                    if "firstKeptEntryId" in raw:
+                        overrides["firstKeptEntryId"] = raw["firstKeptEntryId"]
+                    synthesized.add("firstKeptEntryId")
+                    new_first = changes["firstKeptEntryId"]
+                    if new_first is ...:
+                        value.pop("firstKeptEntryId", None)
+                    else:
+                        value["firstKeptEntryId"] = new_first
+        else:
+            entry_id = raw.get("id")
+            parent_id = raw.get("parentId")
+            if type(entry_id) is not str:
+                if "id" in raw:
+                    overrides["id"] = entry_id
+                synthesized.add("id")
+                entry_id = f"~{line}"
+                while entry_id in taken:
+                    entry_id += "~"
+                self.problem(line, "missing-id", f"entry has no string id; piconv names it {entry_id!r}")
+            if parent_id is not None and type(parent_id) is not str:
+                overrides["parentId"] = parent_id
+                synthesized.add("parentId")
+                self.problem(line, "bad-parent", f"parentId {parent_id!r} is not a string; the entry becomes a root")
+                parent_id = None
+            elif "parentId" not in raw:
+                synthesized.add("parentId")
+        return load_entry(value, line, entry_id, parent_id, frozenset(synthesized), overrides)
 
     def repair_parents(self, entries: list[Entry]) -> list[Entry]:
         ids = {e.id: i for i, e in enumerate(entries)}
@@ -280,12 +314,12 @@ class _Builder:
 
 
 def build_document(
-    records: list[tuple[int, dict[str, Any]]],
+    records: Sequence[SourceRecord],
     problems: list[Issue],
     lines_read: int,
     source_path: str | None = None,
 ) -> Document:
-    """A document from the reader's records ``(line, object)`` and problems."""
+    """A document from the reader's records (``.line``, ``.value``) and problems."""
     builder = _Builder(source_path)
     builder.issues.extend(problems)
     return builder.build(records, lines_read)
