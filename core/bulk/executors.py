@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -49,8 +50,13 @@ def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
     from concurrent.futures.process import BrokenProcessPool
 
     # fork where it exists: workers inherit the loaded registry and modules, so they
-    # start in milliseconds instead of re-importing every plugin.
-    method = "fork" if sys.platform.startswith("linux") else None
+    # start in milliseconds instead of re-importing every plugin. Not when this process
+    # runs threads (an embedding application, a Dask client): a fork copies locks held by
+    # other threads and can deadlock, so the workers then start fresh from a forkserver.
+    if sys.platform.startswith("linux"):
+        method: str | None = "fork" if threading.active_count() == 1 else "forkserver"
+    else:
+        method = None
     context = multiprocessing.get_context(method)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
     pending: dict[Any, Task] = {}
