@@ -54,32 +54,31 @@ def load(source: Source, *, recover_glued: bool = False) -> Document:
 
 
 def _load(stream: BinaryIO | bytes, name: str, source: Source, recover_glued: bool) -> Document:
-    from .reader import read_records
-    from .session import build_document
+    from .reader import iter_lines
+    from .session import NotASession, stream_document
+
+    source_path = None if name.startswith("<") else name
+    problems: list[Any] = []
+
+    def items() -> Any:
+        for item in iter_lines(stream, recover_glued=recover_glued):
+            if not hasattr(item, "value"):
+                problems.append(item)
+            yield item
 
     try:
-        result = read_records(stream, recover_glued=recover_glued)
+        return stream_document(items(), source_path)
+    except NotASession as exc:
+        if exc.lines_read == 0:
+            raise InputError("empty file: not a pi session", path=name) from None
+        first = problems[0] if problems else None
+        why = f" (line {first.line}: {first.message})" if first else ""
+        raise InputError(f"not a pi session: no session header and no session entries{why}", path=name) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
     finally:
         if stream is not sys.stdin.buffer and hasattr(stream, "close") and not hasattr(source, "read"):
             stream.close()
-    if result.lines_read == 0:
-        raise InputError("empty file: not a pi session", path=name)
-    records = result.records
-    first = records[0].value if records else {}
-    if first.get("type") != "session" and not any(_looks_like_pi(r.value) for r in records):
-        first = result.problems[0] if result.problems else None
-        why = f" (line {first.line}: {first.message})" if first else ""
-        raise InputError(f"not a pi session: no session header and no session entries{why}", path=name)
-    problems = [Issue(p.line, p.code, p.message) for p in result.problems]
-    source_path = None if name.startswith("<") else name
-    return build_document(records, problems, result.lines_read, source_path)
-
-
-def _looks_like_pi(value: dict[str, Any]) -> bool:
-    kind = value.get("type")
-    return kind == "session" or (type(kind) is str and ("id" in value or "parentId" in value or "message" in value))
 
 
 def formats() -> list[Converter]:

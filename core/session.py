@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from .context import build_context
@@ -120,7 +120,70 @@ class _Builder:
         return result
 
     # -- entries -------------------------------------------------------------------
+    def start(self, header_rec: tuple[int, dict[str, Any]] | None, migrated_v1: dict) -> None:
+        self.header_rec = header_rec
+        self.migrated_v1 = migrated_v1
+        self.other_headers: list[tuple[int, Any]] = []
+        self.entries: list[Entry] = []
+        self.seen: dict[str, int] = {}  # id -> position in entries (the latest holder)
+        self.taken: set[str] = set()
+
+    def add(self, index: int, line: int, raw: dict[str, Any]) -> None:
+        """One record, in file order."""
+        if raw.get("type") == "session":
+            if self.header_rec is not None and raw is self.header_rec[1]:
+                return
+            self.other_headers.append((line, raw))
+            self.problem(line, "extra-header", "a further session header line: kept, not part of the tree")
+            return
+        entry_id = raw.get("id")
+        parent_id = raw.get("parentId", ...)
+        if not self.migrated_v1 and type(entry_id) is str and (parent_id is None or type(parent_id) is str):
+            entry = load_entry(raw, line, entry_id, parent_id)  # the usual, well-formed entry
+        else:
+            entry = self.irregular_entry(index, line, raw, self.migrated_v1, self.taken)
+            entry_id = entry.id
+        entries = self.entries
+        previous = self.seen.get(entry_id)
+        if previous is not None:
+            self.rename_earlier(previous, entry_id, line)
+        self.seen[entry_id] = len(entries)
+        self.taken.add(entry_id)
+        entries.append(entry)
+
+    def rename_earlier(self, previous: int, entry_id: str, line: int) -> None:
+        old = self.entries[previous]
+        renamed = f"{entry_id}~{old.origin.line}"
+        while renamed in self.taken:
+            renamed += "~"
+        self.entries[previous] = replace(
+            old,
+            id=renamed,
+            origin=replace(old.origin, synthesized=old.origin.synthesized | {"id"}),
+            extra={**old.extra, "id": entry_id} if "id" not in old.origin.synthesized else old.extra,
+        )
+        self.taken.add(renamed)
+        self.problem(
+            old.origin.line,
+            "duplicate-id",
+            f"id {entry_id!r} is used again on line {line}; the later entry wins (as in pi), "
+            f"this one is kept as {renamed!r}",
+        )
+
+    def finish(self, version: float, raw_version: Any, lines_read: int) -> Document:
+        entries = self.repair_parents(self.entries)
+        session = self.session_info(self.header_rec, version, raw_version, self.other_headers)
+        return Document(
+            session=session,
+            entries=tuple(entries),
+            leaf_id=entries[-1].id if entries else None,
+            issues=tuple(sorted(self.issues, key=lambda i: i.line)),
+            lines_read=lines_read,
+            context_builder=build_context,
+        )
+
     def build(self, records: Sequence[SourceRecord], lines_read: int) -> Document:
+        """A document from all records at once (any version, header anywhere or nowhere)."""
         header_rec, _ = self.split_header(records)
         header = header_rec[1] if header_rec else {}
         raw_version = header.get("version", None)
@@ -129,66 +192,10 @@ class _Builder:
             version = 3.0 if any(type(r.value.get("id")) is str for r in records) else 1.0
         else:
             version = 1.0 if raw_version is None else js_number(raw_version)
-        migrated_v1 = self.migrate_v1(records) if version < 2 else {}
-
-        other_headers: list[tuple[int, Any]] = []
-        entries: list[Entry] = []
-        seen: dict[str, int] = {}  # id -> position in entries (latest)
-        taken: set[str] = set()
-        header_value = header_rec[1] if header_rec else None
+        self.start(header_rec, self.migrate_v1(records) if version < 2 else {})
         for index, rec in enumerate(records):
-            line, raw = rec.line, rec.value
-            if raw.get("type") == "session":
-                if raw is header_value:
-                    continue
-                other_headers.append((line, raw))
-                self.problem(line, "extra-header", "a further session header line: kept, not part of the tree")
-                continue
-            entry_id = raw.get("id")
-            parent_id = raw.get("parentId", ...)
-            if (
-                not migrated_v1
-                and type(entry_id) is str
-                and (parent_id is None or type(parent_id) is str)
-            ):
-                entry = load_entry(raw, line, entry_id, parent_id)  # the usual, well-formed entry
-            else:
-                entry = self.irregular_entry(index, line, raw, migrated_v1, taken)
-                entry_id = entry.id
-            previous = seen.get(entry_id)
-            if previous is not None:
-                old = entries[previous]
-                renamed = f"{entry_id}~{old.origin.line}"
-                while renamed in taken:
-                    renamed += "~"
-                entries[previous] = replace(
-                    old,
-                    id=renamed,
-                    origin=replace(old.origin, synthesized=old.origin.synthesized | {"id"}),
-                    extra={**old.extra, "id": entry_id} if "id" not in old.origin.synthesized else old.extra,
-                )
-                taken.add(renamed)
-                self.problem(
-                    old.origin.line,
-                    "duplicate-id",
-                    f"id {entry_id!r} is used again on line {line}; the later entry wins (as in pi), "
-                    f"this one is kept as {renamed!r}",
-                )
-            seen[entry_id] = len(entries)
-            taken.add(entry_id)
-            entries.append(entry)
-
-        entries = self.repair_parents(entries)
-        session = self.session_info(header_rec, version, raw_version, other_headers)
-        leaf_id = entries[-1].id if entries else None
-        return Document(
-            session=session,
-            entries=tuple(entries),
-            leaf_id=leaf_id,
-            issues=tuple(sorted(self.issues, key=lambda i: i.line)),
-            lines_read=lines_read,
-            context_builder=build_context,
-        )
+            self.add(index, rec.line, rec.value)
+        return self.finish(version, raw_version, lines_read)
 
     def irregular_entry(
         self,
@@ -311,6 +318,62 @@ class _Builder:
             other_headers=tuple(other_headers),
             extra=extra,
         )
+
+
+def stream_document(items: Iterable[Any], source_path: str | None = None) -> Document:
+    """A document straight from the reader's items (records and problems, in file order).
+
+    A file that opens with a header of version 2 or later (every file pi writes today) is
+    built as it is read, so each parsed line can be freed as soon as its entry exists:
+    peak memory is the IR, not the IR plus every parsed line. Other files (version 1,
+    missing or late headers) need the whole file first and take :meth:`_Builder.build`.
+    """
+    builder = _Builder(source_path)
+    buffered: list[Any] = []
+    streaming = False
+    version, raw_version = 0.0, None
+    index = 0
+    lines_read = 0
+    for item in items:
+        lines_read = item.line
+        if not hasattr(item, "value"):
+            builder.problem(item.line, item.code, item.message)
+            continue
+        if streaming:
+            index += 1
+            builder.add(index, item.line, item.value)
+        elif not buffered and item.value.get("type") == "session":
+            raw_version = item.value.get("version")
+            version = 1.0 if raw_version is None else js_number(raw_version)
+            if version >= 2:
+                streaming = True
+                if type(item.value.get("id")) is not str:
+                    builder.problem(item.line, "header-without-id", "the session header has no string id (pi refuses it)")
+                builder.start((item.line, item.value), {})
+                continue
+            buffered.append(item)
+        else:
+            buffered.append(item)
+    if streaming:
+        return builder.finish(version, raw_version, lines_read)
+    if not buffered:
+        raise NotASession(lines_read)
+    if buffered[0].value.get("type") != "session" and not any(_looks_like_pi(r.value) for r in buffered):
+        raise NotASession(lines_read)
+    return builder.build(buffered, lines_read)
+
+
+class NotASession(Exception):
+    """No header and nothing that looks like a pi entry."""
+
+    def __init__(self, lines_read: int) -> None:
+        super().__init__(lines_read)
+        self.lines_read = lines_read
+
+
+def _looks_like_pi(value: dict[str, Any]) -> bool:
+    kind = value.get("type")
+    return kind == "session" or (type(kind) is str and ("id" in value or "parentId" in value or "message" in value))
 
 
 def build_document(
