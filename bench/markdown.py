@@ -38,6 +38,7 @@ def _common() -> Any:
     spec = importlib.util.spec_from_file_location("piconv_bench_common", REPO / "bench" / "common.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 GOAL = 0.20

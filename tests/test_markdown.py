@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from piconv import Report, UsageError
 from piconv.converters.markdown import check, write
 from piconv.converters.markdown import frontmatter as fmod
@@ -322,3 +324,34 @@ def test_golden_outputs(name: str, shared: Path) -> None:
         golden.parent.mkdir(parents=True, exist_ok=True)
         golden.write_text(text, encoding="utf-8")
     assert text == golden.read_text(encoding="utf-8")
+
+
+FRAGMENTS = [
+    "```", "````", "~~~", "```js", "``` `x`", "  ```", "- ```", "> ```", "1. ```", "    ```",
+    "<div>", "</details>", "<script>x</script>", "<!-- c -->", "<https://x.y>", "# h", "## h",
+    "---", "===", "text", "", "- item", "> quote", "    code <b>", "`<b>`", "``a`<i>``",
+    "[x](javascript:y)", "[r]: javascript:z", "[r]:", "javascript:w", "![i](file:///x)",
+    "\\`<u>`", "| `a|<b>` |", "\t<tab>", "a\r# b",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12))
+def test_escaped_markdown_property(lines: list[str]) -> None:
+    """Any mix of fences, HTML, headings, links and containers: no raw HTML, no heading
+    at or above the turn level, no non-http link, and nothing left open."""
+    from markdown_it import MarkdownIt
+    from piconv.converters.markdown.escape import markdown
+
+    safe = markdown("\n".join(lines), 2)
+    md = MarkdownIt("commonmark")
+    md.validateLink = lambda url: True
+    tokens = md.parse(safe + "\n\nafter\n")
+    assert not [t for t in tokens if t.type == "html_block"]
+    children = [c for t in tokens if t.type == "inline" for c in t.children or ()]
+    assert not [c for c in children if c.type == "html_inline"]
+    for c in children:
+        if c.type in ("link_open", "image"):
+            assert re.match(r"https?://", c.attrGet("href") or c.attrGet("src") or "", re.I)
+    assert not [t for t in tokens if t.type == "heading_open" and t.level == 0 and t.tag in ("h1", "h2")]
+    assert tokens[-3].type == "paragraph_open" and tokens[-3].level == 0 and tokens[-2].content == "after"

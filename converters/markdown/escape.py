@@ -117,6 +117,7 @@ _LINK_DEF = re.compile(_EVEN_BS + r"\]:(?![ \t]*https?://)", re.IGNORECASE)
 _ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
 # A line that would turn the paragraph above it into a setext heading.
 _SETEXT = re.compile(r"(?<=[^\n])\n( {0,3}(?:=+|-+)[ \t]*)(?=\n|$)")
+_SETEXT_LINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})(.*)$")
 # Any line that could open a fence, in a container or indented included.
 _FENCE_ANYWHERE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(?:`{3,}|~{3,})", re.MULTILINE)
@@ -134,17 +135,24 @@ def _escape_inline(segment: str) -> str:
     return segment
 
 
-def _escape_line(line: str) -> str:
-    """The inline rules on one line, leaving code spans alone. Only code spans that open
-    and close on this line are recognised; a line holding ``|`` is treated as having none,
-    since GFM table cells split code spans at pipes. Both choices can only escape too much
-    (showing a stray backslash inside code), never too little."""
-    if "`" not in line or "|" in line:
-        return _escape_inline(line)
+def _escape_line(line: str) -> tuple[str, bool]:
+    """The inline rules on one line, leaving code spans alone; also says whether a
+    backtick run was left unmatched (it may open a code span that CommonMark closes on a
+    later line of the paragraph, which shifts every pairing after it: the caller then
+    treats the following lines as holding no code span).
+
+    Only code spans that open and close on this line are recognised; a line holding ``|``
+    is treated as having none, since GFM table cells split code spans at pipes. Both
+    choices can only escape too much (a stray backslash inside code), never too little."""
+    if "`" not in line:
+        return _escape_inline(line), False
+    if "|" in line:
+        return _escape_inline(line), True
     out: list[str] = []
     start = 0  # beginning of the pending non-code segment
     i = 0
     n = len(line)
+    dangling = False
     while i < n:
         ch = line[i]
         if ch == "\\":
@@ -171,13 +179,37 @@ def _escape_line(line: str) -> str:
             else:
                 k += 1
         if close < 0:
-            i = j  # an unmatched run is literal text
+            dangling = True
+            i = j  # unmatched on this line: literal here (see the docstring)
             continue
         out.append(_escape_inline(line[start:i]))
         out.append(line[i:close])
         start = i = close
     out.append(_escape_inline(line[start:]))
-    return "".join(out)
+    return "".join(out), dangling
+
+
+def _escape_lines(lines: list[str], code: bytes | bytearray | None = None) -> bool:
+    """Applies :func:`_escape_line` in place to every line not marked in ``code``. After
+    a line with an unmatched backtick run, the rest of the paragraph (up to a blank or
+    code line) is escaped as if it held no code span. Returns whether anything changed."""
+    changed = False
+    unsure = False
+    for ln, line in enumerate(lines):
+        if (code is not None and code[ln]) or not line.strip():
+            unsure = False
+            continue
+        if unsure:
+            new, dangling = _escape_inline(line), True
+        elif "<" in line or "]" in line or "`" in line:
+            new, dangling = _escape_line(line)
+        else:
+            continue
+        unsure = unsure or dangling
+        if new != line:
+            lines[ln] = new
+            changed = True
+    return changed
 
 
 @functools.lru_cache(maxsize=1)
@@ -236,7 +268,9 @@ def _without_fences(text: str, shift: int) -> str:
         return text
     if "<" in text or "]" in text:
         if "`" in text:
-            text = "\n".join(_escape_line(ln) if ("<" in ln or "]" in ln) else ln for ln in text.split("\n"))
+            lines = text.split("\n")
+            _escape_lines(lines)
+            text = "\n".join(lines)
         else:
             text = _escape_inline(text)
     if "#" in text:
@@ -292,13 +326,7 @@ def _markdown_with_code(text: str, shift: int) -> str:
                     html_blocks = True
         # else: the structure kept moving; escape every line (code included). Safe, and
         # only reachable with text built to confuse.
-        changed = False
-        for ln, line in enumerate(lines):
-            if not code[ln] and ("<" in line or "]" in line):
-                new = _escape_line(line)
-                if new != line:
-                    lines[ln] = new
-                    changed = True
+        changed = _escape_lines(lines, code)
         if not changed:
             break
         text = "\n".join(lines)
@@ -310,8 +338,8 @@ def _markdown_with_code(text: str, shift: int) -> str:
         # move code blocks and headings: parse again and escape what is no longer code.
     if stale:
         tokens, _env = _block_tokens(text)
-    insert_blank_before: list[int] = []
     close_fence = ""
+    setext: list[tuple[int, int, int]] = []  # (first line, end line, level)
     for tok in tokens:
         if tok.level != 0 or not tok.map:
             continue
@@ -319,14 +347,20 @@ def _markdown_with_code(text: str, shift: int) -> str:
             if tok.markup.startswith("#"):
                 ln = tok.map[0]
                 lines[ln] = _ATX.sub(lambda m: _demote(m, shift), lines[ln], count=1)
-            else:  # setext: a blank line before the underline unmakes the heading
-                insert_blank_before.append(tok.map[1] - 1)
+            else:
+                setext.append((tok.map[0], tok.map[1], int(tok.tag[1])))
         elif tok.type == "fence" and tok.map[1] >= len(lines):
             last = lines[len(lines) - 1]
             if tok.map[1] - tok.map[0] < 2 or not _is_closing_fence(last, tok.markup):
                 close_fence = tok.markup
-    for ln in reversed(insert_blank_before):
-        lines.insert(ln, "")
+    # A setext heading becomes a demoted ATX heading on one line. Unlike a blank line
+    # before the underline, this keeps every block after it as it was (an indented line
+    # after a heading is code; after a paragraph it would be more paragraph).
+    for first, end, level in reversed(setext):
+        content = " ".join(line.strip() for line in lines[first : end - 1])
+        if content.endswith("#"):
+            content = content[:-1] + "\\#"  # not a closing sequence
+        lines[first:end] = ["#" * min(6, level + shift) + " " + content]
     if close_fence:
         lines.append(close_fence)
     return "\n".join(lines)
