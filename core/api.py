@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gc
-import io
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Mapping
 from typing import IO, Any, BinaryIO
 
@@ -97,30 +98,46 @@ def convert(
     """Write ``document`` (or the session at a path) as format ``to`` into ``out``.
 
     With ``validate`` the output is checked with the format's schema or checker before it
-    is released; a failure raises :class:`ValidationFailed` and nothing is written to a
-    path ``out``.
+    is released: a failure raises :class:`ValidationFailed` and nothing reaches ``out``.
+    The output is written to a temporary file first (beside a path ``out``, then renamed
+    into place), so memory holds the document, not the output too, and a reader of ``out``
+    never sees half a file.
     """
     converter = get_registry().get(to)
     doc = document if isinstance(document, Document) else load(document)
     opts = dict(options or {})
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else None
     opts.setdefault("output_path", target)
+    opts["validate"] = validate
     report = new_report(converter, doc)
-    buffer = io.BytesIO()
-    converter.write(doc, buffer, opts, report)
-    data = buffer.getvalue()
-    if validate and converter.check is not None:
-        errors = converter.check(data)
-        if errors:
-            shown = "; ".join(errors[:5])
-            raise ValidationFailed(
-                f"{converter.name} output failed validation ({len(errors)} problems): {shown}",
-                path=doc.session.source_path,
-            )
-    if target is not None:
-        write_atomic(target, data)
-    else:
-        out.write(data)  # type: ignore[union-attr]
+    directory = os.path.dirname(os.path.abspath(target)) if target is not None else None
+    if directory is not None:
+        os.makedirs(directory, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w+b", dir=directory, prefix=".piconv-", suffix=converter.extension, delete=False
+    ) as tmp:
+        try:
+            converter.write(doc, tmp, opts, report)
+            tmp.flush()
+            if validate and converter.check is not None and not converter.checks_while_writing:
+                tmp.seek(0)
+                errors = converter.check(tmp.read())
+                if errors:
+                    shown = "; ".join(errors[:5])
+                    raise ValidationFailed(
+                        f"{converter.name} output failed validation ({len(errors)} problems): {shown}",
+                        path=doc.session.source_path,
+                    )
+            if target is not None:
+                os.fsync(tmp.fileno())
+                tmp.close()
+                os.replace(tmp.name, target)
+            else:
+                tmp.seek(0)
+                shutil.copyfileobj(tmp, out)  # type: ignore[arg-type]
+        finally:
+            if os.path.exists(tmp.name):
+                os.unlink(tmp.name)
     return report
 
 

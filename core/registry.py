@@ -70,6 +70,10 @@ class Converter:
       package data is wrapped by :func:`piconv.validation.json_schema_check`.
     - ``mapping_doc``: the document saying field by field what maps where and what is lost.
     - ``options``: extra command-line options.
+    - ``checks_while_writing``: ``write`` validates each piece as it writes it (when
+      ``options["validate"]`` is true) and raises :class:`piconv.ValidationFailed`; the
+      caller then does not run ``check`` over the whole output again. ``check`` stays the
+      checker for ``piconv validate``.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -82,6 +86,7 @@ class Converter:
     mapping_doc: str = ""
     aliases: tuple[str, ...] = ()
     options: tuple[Option, ...] = ()
+    checks_while_writing: bool = False
     plugin: str = ""
     distribution: str = ""
     version: str = ""
