@@ -36,11 +36,11 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from .api import convert, formats, load
-    from .errors import InputError, PiconvError, PluginError, UsageError, ValidationFailed
-    from .hookspecs import hookimpl
-    from .registry import Converter, Option
-    from .report import Report
+    from .api import convert, formats, load  # noqa: F401
+    from .errors import InputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
+    from .hookspecs import hookimpl  # noqa: F401
+    from .registry import Converter, Option  # noqa: F401
+    from .report import Report  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import IO, Any, BinaryIO
 
 from .errors import InputError, ValidationFailed
-from .ir import Document, Issue
+from .ir import Document
 from .registry import Converter, get_registry
 from .report import Report
 

@@ -74,7 +74,7 @@ def compile_loader(
     params = ", ".join(f"{f}=_default_{f}" for f in fields if f not in filled and f != "extra")
     lines = [f"def {name}(raw{', ' + params if params else ''}):", "    n = 0"]
     taken_by: dict[str, str] = {}  # JSON member -> local variable that holds it when taken
-    for index, (json_key, (field_name, test, converter)) in enumerate(table.items()):
+    for index, (json_key, (_field, test, converter)) in enumerate(table.items()):
         var = f"f{index}"
         taken_by[json_key] = var
         lines.append(f"    v = raw.get({json_key!r})")
@@ -108,7 +108,7 @@ def compile_loader(
     lines.append("    else:")
     lines.append("        extra = {}")
     lines.append("        for k, v in raw.items():")
-    lines.append(f"            if k in _skip or (k in _taken and _taken[k](locals_())):")
+    lines.append("            if k in _skip or (k in _taken and _taken[k](locals_())):")
     lines.append("                continue")
     lines.append("            extra[k] = v")
     # ``_taken[k]`` answers "was member k taken?" from the locals, without building a dict
@@ -137,7 +137,7 @@ def compile_loader(
     lines.append("    return o" if has_extra else "    return o, extra")
     source = "\n".join(lines)
     namespace: dict[str, Any] = {}
-    exec(compile(source, f"<piconv.fastload {cls.__name__}>", "exec"), env, namespace)  # noqa: S102 - code built above from constant tables
+    exec(compile(source, f"<piconv.fastload {cls.__name__}>", "exec"), env, namespace)
     return namespace[name]
 
 
@@ -157,5 +157,5 @@ def compile_maker(cls: type) -> Callable[..., Any]:
         lines.append(f"    _set_{name}(o, {name})")
     lines.append("    return o")
     namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), f"<piconv.fastload make {cls.__name__}>", "exec"), env, namespace)  # noqa: S102
+    exec(compile("\n".join(lines), f"<piconv.fastload make {cls.__name__}>", "exec"), env, namespace)
     return namespace["make"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 IR_VERSION: tuple[int, int] = (1, 0)
 
@@ -110,8 +110,8 @@ class UnknownPart:
         return self.value.get("type") if isinstance(self.value, dict) else None
 
 
-Part = Union[Text, Image, Reasoning, ToolCall, UnknownPart]
-Content = Union[str, tuple[Part, ...]]
+Part = Text | Image | Reasoning | ToolCall | UnknownPart
+Content = str | tuple[Part, ...]
 """Message content: a plain string, or a sequence of parts (the source said which)."""
 
 
@@ -288,16 +288,16 @@ class UnknownMessage:
         return self.value.get("role") if isinstance(self.value, dict) else None
 
 
-Message = Union[
-    SystemMessage,
-    UserMessage,
-    AssistantMessage,
-    ToolResult,
-    ShellCommand,
-    ExtensionMessage,
-    SummaryMessage,
-    UnknownMessage,
-]
+Message = (
+    SystemMessage
+    | UserMessage
+    | AssistantMessage
+    | ToolResult
+    | ShellCommand
+    | ExtensionMessage
+    | SummaryMessage
+    | UnknownMessage
+)
 
 
 # --------------------------------------------------------------------------- entry bodies
@@ -422,19 +422,19 @@ class UnknownBody:
     kind = "unknown"
 
 
-Body = Union[
-    MessageBody,
-    Compaction,
-    BranchSummary,
-    ModelChange,
-    ReasoningLevelChange,
-    Label,
-    SessionName,
-    ExtensionState,
-    ContextEdit,
-    UsageRecord,
-    UnknownBody,
-]
+Body = (
+    MessageBody
+    | Compaction
+    | BranchSummary
+    | ModelChange
+    | ReasoningLevelChange
+    | Label
+    | SessionName
+    | ExtensionState
+    | ContextEdit
+    | UsageRecord
+    | UnknownBody
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import pimodel as pm
+from .fastload import compile_maker
 from .ir import (
     EMPTY,
     Body,
@@ -26,7 +27,6 @@ from .ir import (
     UnknownMessage,
     UsageRecord,
 )
-from .fastload import compile_maker
 from .pimodel import Table, _join
 
 JSONDict = dict[str, Any]
@@ -112,11 +112,8 @@ def load_body(kind: Any, raw: JSONDict) -> tuple[Body, JSONDict | None]:
     a ``timestamp`` the body did not take stays with the envelope)."""
     if kind == "message":
         message = raw.get("message")
-        if len(raw) <= 5:
-            rest = None if all(k in _MESSAGE_ENTRY_KEYS for k in raw) else {}
-        else:
-            rest = {}
-        if rest is not None:
+        rest = None
+        if len(raw) > 5 or not all(k in _MESSAGE_ENTRY_KEYS for k in raw):
             rest = {k: v for k, v in raw.items() if k not in _MESSAGE_ENTRY_KEYS}
         if type(message) is dict:
             return MessageBody(pm.load_message(message)), rest

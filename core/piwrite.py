@@ -22,9 +22,9 @@ from .report import Report
 
 def dump_header(info: SessionInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "session"}
-    if info.source_version is not None and "version" not in info.extra:
-        if not (info.source_version == 1 and info.source_format == "pi"):
-            out["version"] = info.source_version
+    # a version 1 file has no version member: pi added it with version 2
+    if info.source_version is not None and "version" not in info.extra and info.source_version != 1:
+        out["version"] = info.source_version
     for key, value in (("id", info.id), ("timestamp", info.created), ("cwd", info.cwd), ("parentSession", info.parent_session)):
         if value is not None:
             out[key] = value

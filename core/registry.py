@@ -142,18 +142,22 @@ def build_registry(extra_plugins: tuple[object, ...] = ()) -> Registry:
     registry = Registry()
     pm = _plugin_manager()
     sources: dict[int, tuple[str, str, str, bool]] = {}
+    registered: list[object] = []
 
     def add(plugin: object, name: str, dist: str, version: str, builtin: bool) -> None:
         if pm.is_registered(plugin):
             return
         pm.register(plugin, name=name)
         sources[id(plugin)] = (name, dist, version, builtin)
+        registered.append(plugin)
 
     from . import __version__
 
     for module_name in CORE_PLUGINS:
         add(importlib.import_module(module_name), module_name, "piconv", __version__, True)
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    # built-ins (the piconv distribution) first, so a third party clashing with one is named second
+    eps = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (not (e.dist and e.dist.name == "piconv"), e.name))
+    for ep in eps:
         dist = ep.dist.name if ep.dist else "?"
         builtin = dist == "piconv"
         if not builtin and not _allowed(ep.name):
@@ -169,7 +173,7 @@ def build_registry(extra_plugins: tuple[object, ...] = ()) -> Registry:
         add(plugin, name, "-", "-", False)
     pm.check_pending()
 
-    for plugin in pm.get_plugins():
+    for plugin in registered:  # registration order: core, built-ins, then third parties
         name, dist, version, builtin = sources[id(plugin)]
         hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or ()))
         registry.plugins.append(PluginInfo(name, dist, version, hooks, builtin))

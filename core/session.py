@@ -9,8 +9,8 @@ are documented in ``docs/formats/pi.md``.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from .context import build_context
@@ -303,7 +303,7 @@ class _Builder:
                 fields[name] = value
             elif key in header:
                 extra[key] = value
-        if raw_version is not None and not (type(raw_version) is int):
+        if raw_version is not None and type(raw_version) is not int:
             extra["version"] = raw_version
         if header_rec is None:
             source_version = int(version)

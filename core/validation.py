@@ -13,13 +13,13 @@ from .registry import CheckFunction
 MAX_ERRORS = 50
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_schema(package: str, resource: str) -> dict[str, Any]:
     """A JSON Schema shipped as package data, e.g. ``load_schema("piconv.converters.asf", "schema/asf.schema.json")``."""
     return orjson.loads(resources.files(package).joinpath(resource).read_bytes())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(package: str, resource: str) -> Any:
     import jsonschema  # lazily: keeps start-up fast
 

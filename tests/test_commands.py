@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, SHARED
 
 CASES = sorted((REPO / "tests" / "cases").glob("*.md"))

@@ -13,9 +13,8 @@ from pathlib import Path
 import orjson
 import piconv
 import pytest
-from piconv.context import context_to_pi
-
 from conftest import GOLDENS, corpus_files, corpus_ids, golden_for
+from piconv.context import context_to_pi
 
 
 def canonical(value: object) -> bytes:

@@ -6,11 +6,10 @@ import inspect
 import re
 
 import pytest
+from conftest import REPO
 from piconv import hookspecs
 from piconv.problems import PROBLEM_CODES
 from piconv.registry import Converter, build_registry
-
-from conftest import REPO
 
 PLUGINS_DOC = (REPO / "docs" / "plugins.md").read_text()
 

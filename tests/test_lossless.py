@@ -8,11 +8,10 @@ from pathlib import Path
 import orjson
 import piconv
 import pytest
+from conftest import corpus_files, corpus_ids, session_bytes
 from piconv import ir
 from piconv.pientry import dump_entry
 from piconv.piwrite import pi_lines
-
-from conftest import corpus_files, corpus_ids, session_bytes
 
 
 def _values_by_line(data: bytes) -> dict[int, object]:

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 PLUGIN = REPO / "plugins" / "piconv-example"

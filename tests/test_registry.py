@@ -42,7 +42,7 @@ def test_duplicate_format_names_are_an_error_naming_both_plugins() -> None:
 
 
 def test_unknown_format_lists_the_known_ones() -> None:
-    with pytest.raises(PluginError, match="known: .*ir"):
+    with pytest.raises(PluginError, match=r"known: .*ir"):
         build_registry().get("nope")
 
 

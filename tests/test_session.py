@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import piconv
 import pytest
-from piconv import InputError, ir
-
 from conftest import session_bytes
+from piconv import InputError, ir
 
 
 def msg(entry_id: str | None, parent: str | None, text: str = "x", role: str = "user", **extra: object) -> dict:

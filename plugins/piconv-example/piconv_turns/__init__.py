@@ -10,8 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import IO, Any
 
-from piconv import Converter, Option, Report, hookimpl
-from piconv import ir
+from piconv import Converter, Option, Report, hookimpl, ir
 
 _SPACE = re.compile(r"\s+")
 # Terminal control characters from a session must not reach a terminal that shows the file.
