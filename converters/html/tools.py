@@ -75,7 +75,10 @@ def _bash(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
     out = ""
     if result is not None:
         text, extras = _result_text_and_images(ctx, result)
-        m = _EXIT.search(text)
+        # Only the tail can hold the exit line; searching all of a large output would
+        # cost a regex attempt per character.
+        tail_at = max(0, len(text) - 200)
+        m = _EXIT.search(text, tail_at)
         code = int(m.group(1)) if m else (None if result.is_error else 0)
         if m:
             text = text[: m.start()]

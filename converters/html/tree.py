@@ -30,8 +30,9 @@ def child_map(doc: Document) -> dict[str | None, list[Entry]]:
     """Children by parent id, built once (``Document.children`` builds a new list per
     call, which adds up over tens of thousands of entries)."""
     kids: dict[str | None, list[Entry]] = {}
+    last = {e.id: e for e in doc.entries}  # the last of duplicated ids wins, as in the document
     for e in doc.entries:
-        if doc.get(e.id) is e:  # the last of duplicated ids wins, as in the document
+        if last[e.id] is e:
             kids.setdefault(e.parent_id, []).append(e)
     return kids
 
