@@ -68,7 +68,13 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     result: dict[str, Path] = {}
     for src in [*HOSTILE, *CORPUS]:
         name = f"{src.parent.name}__{src.stem}.html"
-        result[name] = _render(src, out / name)
+        try:
+            result[name] = _render(src, out / name)
+        except piconv.InputError:
+            # Shared hostile files include some that are no pi session at all; piconv
+            # refuses those before any converter runs.
+            if src.name.startswith("html-"):
+                raise
     return result
 
 
