@@ -7,6 +7,7 @@ import io
 import re
 
 import pytest
+from piconv import UsageError
 from piconv.converters.html import check, write
 from piconv.converters.html.escape import anchor, clean, has_forbidden, image_src, safe_href, text
 from piconv.converters.html.highlight import Highlighter
@@ -278,6 +279,10 @@ def test_highlight_caps() -> None:
     assert '<span class="n">x</span>' in render(doc)
     assert '<span class="n">x</span>' not in render(doc, highlight_limit=10)
     assert '<span class="n">x</span>' not in render(doc, highlight_budget=10)
+    assert '<span class="n">x</span>' not in render(doc, highlight_budget=0)
+    assert '<span class="n">x</span>' in render(doc, highlight_budget="1000")
+    with pytest.raises(UsageError):
+        render(doc, highlight_limit="many")
 
 
 def test_deep_branching_is_flattened_and_complete() -> None:

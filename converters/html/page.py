@@ -10,6 +10,7 @@ import gc
 from collections.abc import Mapping
 from typing import IO, Any
 
+from piconv import UsageError
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -227,6 +228,19 @@ def _leaf_name(doc: Document, leaf: Entry) -> str:
     return leaf.kind
 
 
+def _count(options: Mapping[str, Any], key: str, default: int) -> int:
+    value = options.get(key)
+    if value is None:
+        return default
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = -1
+    if n < 0:
+        raise UsageError(f"--{key.replace('_', '-')} takes a number of characters (0 or more), not {value!r}")
+    return n
+
+
 def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     # Rendering allocates millions of short-lived strings, all freed by reference
     # counting; with the cyclic collector on, each of its full passes walks the whole
@@ -242,8 +256,8 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
 
 def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     hl = Highlighter(
-        block_limit=int(options.get("highlight_limit") or DEFAULT_BLOCK_LIMIT),
-        budget=int(options.get("highlight_budget") or DEFAULT_BUDGET),
+        block_limit=_count(options, "highlight_limit", DEFAULT_BLOCK_LIMIT),
+        budget=_count(options, "highlight_budget", DEFAULT_BUDGET),
     )
     ctx = Ctx(highlighter=hl)
     pairs = Pairs(doc)
