@@ -70,7 +70,9 @@ spec = importlib.util.spec_from_file_location("piconv_bench_child", path)
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 f = getattr(mod, fn)
 t0 = time.perf_counter(); f(*args); t = time.perf_counter() - t0
-print(t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM is this process image's own peak: ru_maxrss keeps the parent's peak across fork+exec
+peak = next((int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")), None)
+print(t, peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
