@@ -60,15 +60,8 @@ def _load(stream: BinaryIO | bytes, name: str, source: Source, recover_glued: bo
 
     source_path = None if name.startswith("<") else name
     problems: list[Any] = []
-
-    def items() -> Any:
-        for item in iter_lines(stream, recover_glued=recover_glued):
-            if not hasattr(item, "value"):
-                problems.append(item)
-            yield item
-
     try:
-        return stream_document(items(), source_path)
+        return stream_document(iter_lines(stream, recover_glued=recover_glued), source_path, problems)
     except NotASession as exc:
         if exc.lines_read == 0:
             raise InputError("empty file: not a pi session", path=name) from None

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from .context import build_context
 from .ir import Document, Entry, Issue, SessionInfo
 from .pientry import load_entry
+from .problems import Problem
 
 CURRENT_VERSION = 3
 
@@ -148,13 +149,12 @@ class _Builder:
         if previous is not None:
             self.rename_earlier(previous, entry_id, line)
         self.seen[entry_id] = len(entries)
-        self.taken.add(entry_id)
         entries.append(entry)
 
     def rename_earlier(self, previous: int, entry_id: str, line: int) -> None:
         old = self.entries[previous]
         renamed = f"{entry_id}~{old.origin.line}"
-        while renamed in self.taken:
+        while renamed in self.taken or renamed in self.seen:
             renamed += "~"
         self.entries[previous] = replace(
             old,
@@ -237,8 +237,9 @@ class _Builder:
                     overrides["id"] = entry_id
                 synthesized.add("id")
                 entry_id = f"~{line}"
-                while entry_id in taken:
+                while entry_id in taken or entry_id in self.seen:
                     entry_id += "~"
+                taken.add(entry_id)
                 self.problem(line, "missing-id", f"entry has no string id; piconv names it {entry_id!r}")
             if parent_id is not None and type(parent_id) is not str:
                 overrides["parentId"] = parent_id
@@ -262,9 +263,17 @@ class _Builder:
             )
             self.problem(e.origin.line, code, message)
 
+        forward = False  # does any entry name a parent that comes later in the file?
         for i, e in enumerate(entries):
-            if e.parent_id is not None and e.parent_id not in ids:
-                detach(i, "dangling-parent", f"parent {e.parent_id!r} does not exist; the entry becomes a root (as in pi)")
+            parent = e.parent_id
+            if parent is not None:
+                at = ids.get(parent)
+                if at is None:
+                    detach(i, "dangling-parent", f"parent {parent!r} does not exist; the entry becomes a root (as in pi)")
+                elif at >= i:
+                    forward = True
+        if not forward:
+            return entries  # every parent precedes its children: no cycle is possible
 
         # Parent cycles: pi walks parent links forever. Follow each chain once; on meeting
         # the chain being walked, cut the cycle at its member that comes first in the file.
@@ -320,7 +329,7 @@ class _Builder:
         )
 
 
-def stream_document(items: Iterable[Any], source_path: str | None = None) -> Document:
+def stream_document(items: Iterable[Any], source_path: str | None = None, problems: list[Any] | None = None) -> Document:
     """A document straight from the reader's items (records and problems, in file order).
 
     A file that opens with a header of version 2 or later (every file pi writes today) is
@@ -329,19 +338,22 @@ def stream_document(items: Iterable[Any], source_path: str | None = None) -> Doc
     missing or late headers) need the whole file first and take :meth:`_Builder.build`.
     """
     builder = _Builder(source_path)
+    problems = [] if problems is None else problems  # the reader's problems, for the caller
     buffered: list[Any] = []
     streaming = False
     version, raw_version = 0.0, None
     index = 0
     lines_read = 0
+    add = builder.add
     for item in items:
         lines_read = item.line
-        if not hasattr(item, "value"):
+        if type(item) is Problem:
             builder.problem(item.line, item.code, item.message)
+            problems.append(item)
             continue
         if streaming:
             index += 1
-            builder.add(index, item.line, item.value)
+            add(index, item.line, item.value)
         elif not buffered and item.value.get("type") == "session":
             raw_version = item.value.get("version")
             version = 1.0 if raw_version is None else js_number(raw_version)
