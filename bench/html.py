@@ -135,13 +135,14 @@ def main() -> None:
                 times[name].append(wall)
                 cpu[name].append(cpu_s)
                 peaks[name] = max(peaks[name], rss)
-        t_pi, t_pc = statistics.median(times["pi"]), statistics.median(times["piconv"])
         rows.append(
             (
                 src.name,
                 src.stat().st_size,
-                t_pi,
-                t_pc,
+                statistics.median(times["pi"]),
+                statistics.median(times["piconv"]),
+                statistics.median(cpu["pi"]),
+                statistics.median(cpu["piconv"]),
                 peaks["pi"],
                 peaks["piconv"],
                 pi_out.stat().st_size,
@@ -155,12 +156,14 @@ def main() -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; median of {args.runs} runs.\n"
     )
     print(
-        "| file | input | pi time | piconv time | speed-up | pi peak RSS | piconv peak RSS | pi output | piconv output |"
+        "| file | input | pi wall | piconv wall | speed-up | pi CPU | piconv CPU "
+        "| pi peak RSS | piconv peak RSS | pi output | piconv output |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, size, t_pi, t_pc, m_pi, m_pc, s_pi, s_pc in rows:
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, size, t_pi, t_pc, c_pi, c_pc, m_pi, m_pc, s_pi, s_pc in rows:
         print(
-            f"| {name} | {mb(size)} | {t_pi:.2f} s | {t_pc:.2f} s | {t_pi / t_pc:.1f}x | {mb(m_pi)} | {mb(m_pc)} | {mb(s_pi)} | {mb(s_pc)} |"
+            f"| {name} | {mb(size)} | {t_pi:.2f} s | {t_pc:.2f} s | {t_pi / t_pc:.1f}x | {c_pi:.2f} s | {c_pc:.2f} s "
+            f"| {mb(m_pi)} | {mb(m_pc)} | {mb(s_pi)} | {mb(s_pc)} |"
         )
 
 
