@@ -8,15 +8,14 @@ own files are written in) and documents it.
 
 from __future__ import annotations
 
-import calendar
 import math
 import re
 from typing import Any
 
 _ISO = re.compile(
     r"([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
-    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?"
-    r"(Z|[+-]\d{2}:\d{2})?"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?"
+    r"([Zz]|[+-]\d{2}:\d{2})?"
 )
 _MAX_MS = 8.64e15
 
@@ -37,7 +36,7 @@ def js_time(value: Any) -> int | None:
         return _time_clip(float(value))
     if type(value) is not str:
         return None
-    m = _ISO.fullmatch(value.strip())
+    m = _ISO.fullmatch(value)
     if m is None:
         return None
     year_s, month_s, day_s, hh, mm, ss, frac, zone = m.groups()
@@ -50,7 +49,8 @@ def js_time(value: Any) -> int | None:
     minute = int(mm) if mm else 0
     second = int(ss) if ss else 0
     millis = int((frac + "00")[:3]) if frac else 0
-    if not (1 <= month <= 12) or day < 1 or day > _days_in_month(year, month):
+    # V8 checks the day against 31 only: 2023-02-30 is 2 March
+    if not (1 <= month <= 12) or not (1 <= day <= 31):
         return None
     if hour == 24:
         if minute or second or millis:
@@ -61,7 +61,7 @@ def js_time(value: Any) -> int | None:
         return None  # "2024-01-01Z" is not a valid date-only form
     days = _days_from_civil(year, month, day)
     ms = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millis
-    if zone and zone != "Z":
+    if zone and zone not in ("Z", "z"):
         sign = 1 if zone[0] == "+" else -1
         zh, zm = int(zone[1:3]), int(zone[4:6])
         if zh > 23 or zm > 59:
@@ -70,16 +70,10 @@ def js_time(value: Any) -> int | None:
     return _time_clip(float(ms))
 
 
-def _days_in_month(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if calendar.isleap(year) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
-
-
 def _days_from_civil(year: int, month: int, day: int) -> int:
     # Proleptic Gregorian day count from 1970-01-01 (works for any year, unlike datetime).
     y = year - (month <= 2)
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400  # floor division: correct for negative years too
     yoe = y - era * 400
     mp = (month + 9) % 12
     doy = (153 * mp + 2) // 5 + day - 1
