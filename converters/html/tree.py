@@ -49,9 +49,10 @@ def subtree_sizes(kids: dict[str | None, list[Entry]]) -> dict[str, int]:
         seen.add(e.id)
         order.append(e)
         stack.extend(kids.get(e.id, ()))
-    sizes: dict[str, int] = {}
-    for e in reversed(order):  # children before parents
-        sizes[e.id] = 1 + sum(sizes.get(c.id, 0) for c in kids.get(e.id, ()))
+    sizes = dict.fromkeys(seen, 1)
+    for e in reversed(order):  # children before parents: add each subtree to its parent
+        if e.parent_id is not None:
+            sizes[e.parent_id] += sizes[e.id]
     return sizes
 
 
