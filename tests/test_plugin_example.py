@@ -59,3 +59,16 @@ def test_a_plugin_that_fails_to_import_is_reported_and_skipped(tmp_path: Path) -
     assert result.returncode == 0
     assert "plugin 'broken' (broken-plugin) failed to load" in result.stderr
     assert "ir" in result.stdout
+
+
+def test_the_plugins_own_test_suite_passes(plugin_path: Path) -> None:
+    tests = PLUGIN / "tests"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(PLUGIN), str(tests)],
+        capture_output=True,
+        text=True,
+        cwd=PLUGIN,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_path), os.environ.get("PYTHONPATH", "")])},
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert " passed" in result.stdout
