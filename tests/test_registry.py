@@ -74,3 +74,11 @@ def test_a_failing_plugin_is_reported_and_skipped() -> None:
 def test_public_api_is_declared() -> None:
     for name in piconv.__all__:
         assert getattr(piconv, name) is not None
+
+
+def test_every_built_in_format_declares_everything() -> None:
+    for conv in build_registry().formats():
+        assert conv.name and conv.summary and conv.media_type, conv.name
+        assert conv.extension.startswith("."), conv.name
+        assert conv.check is not None, f"{conv.name} has no validation"
+        assert conv.mapping_doc, conv.name

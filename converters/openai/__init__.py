@@ -206,7 +206,7 @@ def register_converters(register) -> None:  # type: ignore[no-untyped-def]
             name="openai",
             aliases=("openai-chat",),
             summary="OpenAI chat-completions request body, exactly as pi builds it",
-            extension="json",
+            extension=".json",
             media_type="application/json",
             write=write,
             check=check,
