@@ -18,6 +18,9 @@ from typing import Any
 
 from .worker import Task, run_task
 
+RECYCLE_AFTER = 50
+"""Tasks a pool worker runs before it is replaced by a fresh process."""
+
 
 def default_jobs() -> int:
     try:
@@ -49,16 +52,24 @@ def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    # fork where it exists: workers inherit the loaded registry and modules, so they
-    # start in milliseconds instead of re-importing every plugin. Not when this process
-    # runs threads (an embedding application, a Dask client): a fork copies locks held by
-    # other threads and can deadlock, so the workers then start fresh from a forkserver.
-    if sys.platform.startswith("linux"):
-        method: str | None = "fork" if threading.active_count() == 1 else "forkserver"
+    # Workers are recycled after RECYCLE_AFTER tasks: memory a converter's C library
+    # never gives back (cmarkgfm's, see docs/performance.md) then cannot pile up over a
+    # corpus, and a process's peak stays bounded by the sessions it holds, not the run.
+    # Recycling needs a start method other than fork; forkserver also avoids forking a
+    # process that runs threads (an embedding application, a Dask client).
+    kwargs: dict[str, Any] = {}
+    if sys.platform.startswith("linux") and sys.version_info >= (3, 11):
+        context = multiprocessing.get_context("forkserver")
+        kwargs["max_tasks_per_child"] = RECYCLE_AFTER
+    elif sys.platform.startswith("linux") and threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
     else:
-        method = None
-    context = multiprocessing.get_context(method)
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+        context = multiprocessing.get_context()
+
+    def new_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=context, **kwargs)
+
+    pool = new_pool()
     pending: dict[Any, Task] = {}
     queue = list(reversed(tasks))  # pop() from the end = largest first
     # A bounded window of submitted tasks keeps the parent's memory flat for any corpus.
@@ -89,7 +100,7 @@ def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
                     )
                 pending.clear()
                 pool.shutdown(wait=False, cancel_futures=True)
-                pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+                pool = new_pool()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
