@@ -61,10 +61,10 @@ def collapsible(
     head = source.split("\n", ctx.preview_lines)[: ctx.preview_lines]
     preview = "\n".join(head)
     if len(preview) > PREVIEW_CHARS:
-        preview = preview[:PREVIEW_CHARS] + "…"
+        preview = preview[:PREVIEW_CHARS] + "..."
     more = n_lines - len(head)
     count = f"{n_lines:,} lines" if n_lines > 1 else f"{len(source):,} chars"
-    hint = f"… {more:,} more lines" if more > 0 else "…"
+    hint = f"&#8230; {more:,} more lines" if more > 0 else "&#8230;"
     return (
         f'<details class="{cls}"><summary>{label} <span class="count">({count})</span>'
         f'<span class="preview">{esc(preview)}</span><span class="more">{hint}</span></summary>{body}</details>'

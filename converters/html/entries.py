@@ -181,7 +181,7 @@ def render_entry(ctx: Ctx, entry: Entry, pairs: Pairing, label: str | None) -> s
     if isinstance(body, Compaction):
         summary = f'<div class="md">{ctx.markdown(body.summary or "")}</div>'
         kept = f" First kept entry: {_link(body.first_kept_id)}." if body.first_kept_id else ""
-        head = f"Compaction · {_tokens(body.tokens_before)} tokens before"
+        head = f"Compaction &#183; {_tokens(body.tokens_before)} tokens before"
         inner = f'<details class="summary-block"><summary>{head}</summary><p class="note">Older history was replaced by this summary.{kept}</p>{summary}</details>'
         return _article(entry, "compaction", "Compaction", label, inner)
     if isinstance(body, BranchSummary):
@@ -203,10 +203,10 @@ def render_entry(ctx: Ctx, entry: Entry, pairs: Pairing, label: str | None) -> s
     if isinstance(body, ReasoningLevelChange):
         return _note(entry, "level-change", f"Thinking level: {esc(body.level or '?')}", label)
     if isinstance(body, Label):
-        what = f"“{esc(body.label)}”" if body.label else "cleared"
+        what = f"&#8220;{esc(body.label)}&#8221;" if body.label else "cleared"
         return _note(entry, "label-entry", f"Label {what} on {_link(body.target_id)}", label)
     if isinstance(body, SessionName):
-        return _note(entry, "session-name", f"Session name: “{esc(body.name or '')}”", label)
+        return _note(entry, "session-name", f"Session name: &#8220;{esc(body.name or '')}&#8221;", label)
     if isinstance(body, ContextEdit):
         if body.omit:
             return _note(

@@ -80,7 +80,7 @@ def preview(doc: Document, entry: Entry, limit: int = 30) -> str:
 
 def _short(s: str, n: int = 90) -> str:
     s = " ".join(s.split())
-    return s if len(s) <= n else s[: n - 1] + "…"
+    return s if len(s) <= n else s[: n - 3] + "..."
 
 
 class TreeWriter:
