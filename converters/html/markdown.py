@@ -76,10 +76,12 @@ def _cmark_renderer() -> Callable[[str], str]:
     if any(e == ffi.NULL for e in extensions):
         raise RuntimeError("cmark-gfm lacks one of the extensions " + ", ".join(_EXTENSIONS))
     options = 0  # CMARK_OPT_DEFAULT: safe mode (raw HTML and unsafe URLs dropped)
+    node_free, c_free = _cmark_free_functions(_cmark.__file__)
 
     def render(text: str) -> str:
         data = text.encode("utf-8")
         parser = lib.cmark_parser_new(options)
+        root = raw = None
         try:
             for ext in extensions:
                 lib.cmark_parser_attach_syntax_extension(parser, ext)
@@ -88,9 +90,31 @@ def _cmark_renderer() -> Callable[[str], str]:
             raw = lib.cmark_render_html(root, options, lib.cmark_parser_get_syntax_extensions(parser))
             return ffi.string(raw).decode("utf-8")
         finally:
+            # The bindings free neither the document tree nor the rendered string: without
+            # these two calls every text leaks several times its size (measured: 6.7 MB per
+            # 174 kB text), which a long session or a bulk run turns into gigabytes.
+            if raw is not None and raw != ffi.NULL:
+                c_free(int(ffi.cast("uintptr_t", raw)))
+            if root is not None and root != ffi.NULL:
+                node_free(int(ffi.cast("uintptr_t", root)))
             lib.cmark_parser_free(parser)
 
     return render
+
+
+def _cmark_free_functions(library: str) -> tuple[Callable[[int], None], Callable[[int], None]]:
+    """``cmark_node_free`` and the C ``free`` (cmark's default allocator is the C heap's),
+    which the cffi module does not export, from the same shared object through ctypes."""
+    import ctypes
+
+    so = ctypes.CDLL(library)
+    node_free = so.cmark_node_free
+    node_free.argtypes = [ctypes.c_void_p]
+    node_free.restype = None
+    c_free = ctypes.CDLL(None).free
+    c_free.argtypes = [ctypes.c_void_p]
+    c_free.restype = None
+    return node_free, c_free
 
 
 class MarkdownRenderer:
