@@ -140,16 +140,3 @@ def new_report(converter: Converter, doc: Document) -> Report:
     report.entries_read = len(doc.entries)
     report.add_issues(doc.issues)
     return report
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write to a temporary file beside ``path`` and rename it into place, so readers
-    never see a half-written output."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
