@@ -58,11 +58,20 @@ def collapsible(
     )
     if short and not force_closed:
         return f'<details class="{cls}" open><summary>{label}</summary>{body}</details>'
-    head = source.split("\n", ctx.preview_lines)[: ctx.preview_lines]
-    preview = "\n".join(head)
-    if len(preview) > PREVIEW_CHARS:
-        preview = preview[:PREVIEW_CHARS] + "..."
-    more = n_lines - len(head)
+    # The end of the preview lines, found without splitting (split would copy the rest
+    # of a possibly huge output once more).
+    end, shown = -1, 0
+    while shown < ctx.preview_lines:
+        nxt = source.find("\n", end + 1)
+        shown += 1
+        if nxt < 0:
+            end = len(source)
+            break
+        end = nxt
+    preview = source[: min(end, PREVIEW_CHARS)]
+    if end > PREVIEW_CHARS:
+        preview += "..."
+    more = n_lines - shown
     count = f"{n_lines:,} lines" if n_lines > 1 else f"{len(source):,} chars"
     hint = f"&#8230; {more:,} more lines" if more > 0 else "&#8230;"
     return (
