@@ -129,8 +129,14 @@ def _diff_html(diff: str) -> str:
     rows: list[str] = []
     for line in diff.split("\n"):
         c = line[:1]
-        cls = "add" if c == "+" else "del" if c == "-" else "ctx"
-        rows.append(f'<span class="{cls}">{esc(line)}</span>')
+        # Context lines stay bare (most of a diff): fewer elements, a smaller page.
+        rows.append(
+            f'<span class="add">{esc(line)}</span>'
+            if c == "+"
+            else f'<span class="del">{esc(line)}</span>'
+            if c == "-"
+            else esc(line)
+        )
     return '<pre class="diff"><code>' + "\n".join(rows) + "</code></pre>"
 
 
