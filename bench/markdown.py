@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+# Python put this script's folder first on sys.path, where bench/html.py would shadow the
+# standard library's ``html`` (which the converter uses): take it off.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 
 
 def _common() -> Any:
@@ -105,12 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     size = src.stat().st_size
     out = Path(tempfile.mkdtemp(prefix="piconv-bench-md-")) / "out.md"
 
+    splits = [split_timings(str(src)) for _ in range(args.runs)]
+    split = {k: statistics.median(s[k] for s in splits) for k in splits[0]}
     limit = measure(read_loads_dumps, name="read + loads + dumps", runs=args.runs, args=(str(src),))
     cli = [sys.executable, "-m", "piconv", str(src), "--to", "markdown", "-o", str(out), "-q"]
     fast = measure([*cli, "--no-validate"], name="piconv --to markdown --no-validate", runs=args.runs)
     checked = measure(cli, name="piconv --to markdown (validated)", runs=args.runs)
-    splits = [split_timings(str(src)) for _ in range(args.runs)]
-    split = {k: statistics.median(s[k] for s in splits) for k in splits[0]}
 
     ratio = limit.wall_s / fast.wall_s
     rows = [
