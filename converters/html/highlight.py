@@ -14,7 +14,7 @@ from typing import Any
 from .escape import text as esc
 
 DEFAULT_BLOCK_LIMIT = 10_000
-DEFAULT_BUDGET = 100_000
+DEFAULT_BUDGET = 50_000
 
 # Extension → Pygments lexer alias. A fixed table, because Pygments' own filename lookup
 # scans every lexer's patterns (slow) and would pick exotic lexers for common names.
