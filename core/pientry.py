@@ -113,7 +113,7 @@ def load_body(kind: Any, raw: JSONDict) -> tuple[Body, JSONDict | None]:
     if kind == "message":
         message = raw.get("message")
         rest = None
-        if len(raw) > 5 or not all(k in _MESSAGE_ENTRY_KEYS for k in raw):
+        if not raw.keys() <= _MESSAGE_ENTRY_KEYS:
             rest = {k: v for k, v in raw.items() if k not in _MESSAGE_ENTRY_KEYS}
         if type(message) is dict:
             return MessageBody(pm.load_message(message)), rest
