@@ -123,6 +123,8 @@ def convert(
                     )
             if target is not None:
                 os.fsync(tmp.fileno())
+                # a temporary file is private (0600); the output gets the usual mode
+                os.fchmod(tmp.fileno(), 0o666 & ~_umask())
                 tmp.close()
                 os.replace(tmp.name, target)
             else:
@@ -132,6 +134,12 @@ def convert(
             if os.path.exists(tmp.name):
                 os.unlink(tmp.name)
     return report
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def new_report(converter: Converter, doc: Document) -> Report:

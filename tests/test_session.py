@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import piconv
 import pytest
 from conftest import session_bytes
@@ -124,3 +126,12 @@ def test_lines_are_all_accounted_for() -> None:
     header_lines = 1 + len(doc.session.other_headers)
     problem_lines = {i.line for i in doc.issues}
     assert doc.lines_read == len(doc.entries) + header_lines + len(problem_lines) == 6
+
+
+def test_an_output_file_gets_the_usual_permissions(tmp_path) -> None:
+    out = tmp_path / "out.json"
+    piconv.convert(session_bytes(msg("a", None)), "ir", out)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
