@@ -5,7 +5,7 @@ of the whole tree), with YAML front matter. Mapping and losses: ``docs/formats/m
 
 Modules: :mod:`.writer` (the document), :mod:`.render` (entries to Markdown),
 :mod:`.tools` (tool calls), :mod:`.escape` (text safety), :mod:`.frontmatter`,
-:mod:`.images`, :mod:`.tree` (branches), :mod:`.check` (the checker).
+:mod:`.images`, :mod:`.tree` (branches), :mod:`.checker`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
 
 
 def check(data: bytes) -> list[str]:
-    from .check import check as _check  # lazy: markdown-it-py loads only to validate
+    from .checker import check as _check  # lazy: markdown-it-py loads only to validate
 
     return _check(data)
 
