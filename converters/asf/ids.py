@@ -23,6 +23,7 @@ __all__ = [
     "content_hash",
     "entry_id",
     "envelope_id",
+    "envelope_id_plain",
     "is_canonical_ts",
     "normalise",
     "ts_from_millis",
@@ -51,6 +52,15 @@ def envelope_id(type_: str, parent: str | None, ts: str, content: str, parents: 
     return _digest(canonical(envelope))
 
 
+def envelope_id_plain(type_: str, parent: str | None, ts: str, content: str) -> str:
+    """:func:`envelope_id` without ``parents`` for a writer whose ``type_``, ``ts`` and
+    ``parent`` are its own plain ASCII (no quote, backslash or control character): the
+    canonical envelope is spelled directly (members already in JCS order)."""
+    parent_json = "null" if parent is None else f'"{parent}"'
+    text = f'{{"content":"{content}","parent":{parent_json},"ts":"{ts}","type":"{type_}"}}'
+    return "sha256:" + _sha256(text.encode()).hexdigest()
+
+
 def entry_id(line: dict[str, Any]) -> str:
     """The id an entry line must carry, computed from its own members."""
     body = {k: v for k, v in line.items() if k not in ENVELOPE}
@@ -59,6 +69,7 @@ def entry_id(line: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- ts
 
+_datetime = datetime
 _TS = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2}))"
 )
@@ -68,6 +79,31 @@ def canonical_ts(text: str) -> str | None:
     """The one RFC 0001 spelling of an RFC 3339 timestamp (UTC, ``T``/``Z``, fraction
     truncated to nine digits without trailing zeros, second 60 as 59); ``None`` when
     ``text`` is no RFC 3339 date-time."""
+    if (
+        len(text) == 24  # JavaScript's toISOString(): YYYY-MM-DDTHH:MM:SS.mmmZ, no regex needed
+        and text[19] == "."
+        and text[23] == "Z"
+        and text[10] == "T"
+        and text[4] == "-"
+        and text[7] == "-"
+        and text[13] == ":"
+        and text[16] == ":"
+        and text.isascii()
+    ):
+        digits = text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19] + text[20:23]
+        if digits.isdigit():
+            try:
+                _datetime(int(text[:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]), int(text[17:19]))
+            except ValueError:
+                pass  # a leap second or no such day: the general path decides
+            else:
+                fraction = text[20:23].rstrip("0")
+                return f"{text[:19]}.{fraction}Z" if fraction else f"{text[:19]}Z"
+    return canonical_ts_general(text)
+
+
+def canonical_ts_general(text: str) -> str | None:
+    """:func:`canonical_ts` by the regular expression alone (every RFC 3339 form)."""
     m = _TS.fullmatch(text)
     if m is None:
         return None

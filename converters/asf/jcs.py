@@ -9,19 +9,23 @@ holding a supplementary character is the only key-order risk. Floats (ECMAScript
 rendering differs from orjson's: ``1.0`` is ``1``, ``1e21`` is ``1e+21``) and integers beyond
 2**53 (JCS renders every number as a binary64) are rewritten to :class:`orjson.Fragment`
 holding their JCS text before orjson sees them; an object whose keys need UTF-16 ordering
-is serialised here and handed over as a fragment too. A value that needs none of this
-(the common case: text, tool arguments, token counts) costs one type walk and one orjson
-call.
+is serialised here and handed over as a fragment too.
+
+A value that needs none of this (the common case: text, tool arguments, token counts) is
+recognised by :func:`is_plain`, one iterative loop over the containers (strings, ``None``
+and booleans are skipped without a call; each object's keys are checked in one
+``"".join``), and goes to orjson as it is. Anything else takes the rewriting walk.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import orjson
 
-__all__ = ["CanonicalError", "canonical", "canonical_slow", "int_is_ijson", "number_text"]
+__all__ = ["CanonicalError", "canonical", "canonical_slow", "int_is_ijson", "is_plain", "number_text"]
 
 _OPTS = orjson.OPT_SORT_KEYS
 _SAFE_INT = 2**53
@@ -151,8 +155,46 @@ def _dump(value: Any) -> bytes:
         raise CanonicalError(str(exc)) from None
 
 
+_SUPPLEMENTARY = re.compile("[\U00010000-\U0010ffff]")
+
+
+def is_plain(value: Any) -> bool:
+    """Whether orjson with sorted keys already renders ``value`` exactly as JCS: only
+    dicts with string keys holding no supplementary-plane character, lists, tuples,
+    strings, booleans, ``None`` and integers of magnitude <= 2**53. (Strings are not
+    looked into: a lone surrogate makes orjson raise, which is the right refusal.)"""
+    stack = [(value,)]
+    pop = stack.pop
+    push = stack.append
+    lo, hi = -_SAFE_INT, _SAFE_INT
+    while stack:
+        v = pop()
+        if type(v) is dict:
+            try:
+                keys = "".join(v)
+            except TypeError:
+                return False
+            if type(keys) is not str or (not keys.isascii() and _SUPPLEMENTARY.search(keys)):
+                return False
+            v = v.values()
+        for x in v:
+            t = type(x)
+            if t is str or x is None or t is bool:
+                continue
+            if t is dict or t is list or t is tuple:
+                push(x)
+            elif t is not int or not lo <= x <= hi:
+                return False
+    return True
+
+
 def canonical(value: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 bytes of ``value``."""
+    if is_plain(value):
+        try:
+            return orjson.dumps(value, option=_OPTS)
+        except orjson.JSONEncodeError:
+            pass  # refused (lone surrogate, str-subclass key...): the full walk says why
     return _dump(_prepare(value))
 
 

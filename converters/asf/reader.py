@@ -76,49 +76,67 @@ def _duplicate_member(raw: bytes) -> str | None:
     return dupes[0] if dupes else None
 
 
-def iter_lines(stream: IO[bytes]) -> Iterator[tuple[int, dict[str, Any] | None, str | None, str | None]]:
+def iter_lines(
+    stream: IO[bytes], exact_numbers: bool = True
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None, str | None]]:
     """``(line, value, code, message)`` per line: ``value`` is the parsed object, or
     ``None`` with a problem ``code`` (``not-json``, ``not-object``, ``truncated``,
-    ``blank-line``). ``code`` may also accompany a value (``not-ijson``)."""
+    ``blank-line``). ``code`` may also accompany a value (``not-ijson``). With
+    ``exact_numbers`` false, numbers are not looked at (see :func:`iter_raw_lines`)."""
+    for lineno, _raw, value, code, message in iter_raw_lines(stream, exact_numbers):
+        yield lineno, value, code, message
+
+
+def iter_raw_lines(
+    stream: IO[bytes], exact_numbers: bool = True
+) -> Iterator[tuple[int, bytes, dict[str, Any] | None, str | None, str | None]]:
+    """As :func:`iter_lines`, with each line's bytes (no line end) second. A caller
+    passing ``exact_numbers=False`` takes over the whole-number test: a line can fail it
+    only when its parsed value holds a float or an integer beyond 2**53 (``jcs.is_plain``
+    is false), and :func:`number_problem` then reads the bytes exactly. (Lines only the
+    stdlib could decode are always tested here.)"""
     lineno = 0
     pending: bytes | None = None
     for chunk in stream:
         if pending is not None:
-            yield from _one(lineno, pending, last=False)
+            yield _one(lineno, pending, False, exact_numbers)
         lineno += 1
         pending = chunk
     if pending is not None:
-        yield from _one(lineno, pending, last=True)
+        yield _one(lineno, pending, True, exact_numbers)
 
 
-def _one(lineno: int, raw: bytes, last: bool) -> Iterator[tuple[int, dict[str, Any] | None, str | None, str | None]]:
+def number_problem(body: bytes) -> str | None:
+    """The ``not-ijson`` message for a whole number in ``body`` no binary64 holds."""
+    if _BIG_NUMBER.search(body):
+        number = _exact_number_problem(body)
+        if number is not None:
+            return f"number {number} is not I-JSON: no binary64 holds it exactly"
+    return None
+
+
+def _one(
+    lineno: int, raw: bytes, last: bool, exact_numbers: bool
+) -> tuple[int, bytes, dict[str, Any] | None, str | None, str | None]:
     body = raw.rstrip(b"\n")
     if body.endswith(b"\r"):
         body = body[:-1]
-    if not body.strip():
-        yield lineno, None, "blank-line", "blank line (every line must be one JSON object)"
-        return
     try:
         value = orjson.loads(body)
         fallback = False
     except orjson.JSONDecodeError as exc:
+        if not body.strip():
+            return lineno, body, None, "blank-line", "blank line (every line must be one JSON object)"
         try:  # orjson refuses lone surrogate escapes; the stdlib reads them, then I-JSON fails
             value = json.loads(body)
             fallback = True
         except ValueError:
             if last:
-                yield lineno, None, "truncated", f"final line is cut short and does not parse ({exc})"
-            else:
-                yield lineno, None, "not-json", f"not JSON: {exc}"
-            return
+                return lineno, body, None, "truncated", f"final line is cut short and does not parse ({exc})"
+            return lineno, body, None, "not-json", f"not JSON: {exc}"
     if type(value) is not dict:
-        yield lineno, None, "not-object", "line is JSON but not an object"
-        return
-    problem = None
-    if _BIG_NUMBER.search(body):
-        number = _exact_number_problem(body)
-        if number is not None:
-            problem = f"number {number} is not I-JSON: no binary64 holds it exactly"
+        return lineno, body, None, "not-object", "line is JSON but not an object"
+    problem = number_problem(body) if exact_numbers or fallback else None
     if fallback and problem is None:
         # Repeated member names are only looked for on lines orjson refused: a full
         # second decode of every line would double the cost of reading.
@@ -126,7 +144,5 @@ def _one(lineno: int, raw: bytes, last: bool) -> Iterator[tuple[int, dict[str, A
         if dup is not None:
             problem = f"an object repeats the member name {dup!r}"
     if problem is not None:
-        yield lineno, value, "not-ijson", problem
-    else:
-        yield lineno, value, None, None
-
+        return lineno, body, value, "not-ijson", problem
+    return lineno, body, value, None, None

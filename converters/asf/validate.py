@@ -18,6 +18,7 @@ both are reported as ``format-unsupported``.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from importlib import resources
 from typing import Any
@@ -25,8 +26,10 @@ from typing import Any
 import orjson
 from piconv.ir import Issue
 
-from .ids import ENVELOPE, CanonicalError, content_hash, envelope_id, is_canonical_ts
-from .reader import Source, iter_lines, open_source
+from .checks import Ancestry, proven_valid
+from .ids import ENVELOPE, CanonicalError, envelope_id, is_canonical_ts
+from .jcs import canonical, is_plain
+from .reader import Source, iter_raw_lines, number_problem, open_source
 
 __all__ = ["CODES", "check", "validate_asf"]
 
@@ -94,13 +97,20 @@ def _validate(stream: Any) -> list[Issue]:
     issues: list[Issue] = []
     add = issues.append
     validator = _validator()
-    parents: dict[str, str | None] = {}
+    parents = Ancestry()
     call_ids: dict[str, int] = {}
     header: dict[str, Any] | None = None
     deferred_base: tuple[int, str] | None = None
-    for lineno, value, code, message in iter_lines(stream):
+    for lineno, raw, value, code, message in iter_raw_lines(stream, exact_numbers=False):
         if len(issues) >= MAX_ISSUES:
             break
+        plain = False
+        if value is not None and code is None:
+            plain = is_plain(value)
+            if not plain:  # only a float or a big integer can be a whole number no binary64 holds
+                message = number_problem(raw)
+                if message is not None:
+                    code = "not-ijson"
         if code is not None:
             add(Issue(lineno, code, message or code))
         if value is None:
@@ -123,7 +133,7 @@ def _validate(stream: Any) -> list[Issue]:
         if value.get("type") == "session":
             add(Issue(lineno, "header-repeated", "a session header may only be the first line"))
             continue
-        _check_entry(lineno, value, code, validator, parents, call_ids, add)
+        _check_entry(lineno, value, code, validator, parents, call_ids, add, plain)
     if header is None and not any(i.code == "header-missing" for i in issues):
         add(Issue(1, "header-missing", "the file has no session header"))
     if deferred_base is not None and deferred_base[1] not in parents:
@@ -136,11 +146,12 @@ def _check_entry(
     value: dict[str, Any],
     code: str | None,
     validator: Any,
-    parents: dict[str, str | None],
+    parents: Ancestry,
     call_ids: dict[str, int],
     add: Any,
+    plain: bool = False,
 ) -> None:
-    if not validator.is_valid(value):
+    if not proven_valid(value) and not validator.is_valid(value):
         for issue in _schema_issues(lineno, value):
             add(issue)
     entry_id = value.get("id")
@@ -154,7 +165,8 @@ def _check_entry(
         add(Issue(lineno, "ts-noncanonical", f"ts {ts!r} is not in the canonical spelling"))
     if code != "not-ijson" and type(entry_id) is str and type(type_) is str and type(ts) is str:
         try:
-            expected = envelope_id(type_, parent, ts, content_hash(body), value.get("parents"))
+            data = _canonical_body(body, plain)
+            expected = envelope_id(type_, parent, ts, "sha256:" + hashlib.sha256(data).hexdigest(), value.get("parents"))
         except CanonicalError as exc:
             add(Issue(lineno, "not-ijson", str(exc)))
         else:
@@ -182,13 +194,22 @@ def _check_entry(
                 call_ids[call_id] = lineno
     elif type_ == "compaction":
         first_kept = value.get("first_kept")
-        if type(first_kept) is str and not _on_path(parents, parent, first_kept):
+        if type(first_kept) is str and not _on_path(parents, parent if type(parent) is str else None, first_kept):
             add(Issue(lineno, "first-kept-not-on-path", f"first_kept {first_kept} is not on this compaction's path"))
     for member in ("from", "target", "queued_from"):
         ref = value.get(member)
         if type(ref) is str and ref not in parents and type_ in _REF_TYPES.get(member, ()):
             add(Issue(lineno, "ref-unknown", f"{member} {ref} is not an earlier entry of the file"))
-    parents[entry_id] = parent if type(parent) is str else None
+    parents.add(entry_id, parent if type(parent) is str else None)
+
+
+def _canonical_body(body: dict[str, Any], plain: bool) -> bytes:
+    if plain:  # the line is plain (jcs.is_plain), so its body is: orjson's sorted form is JCS
+        try:
+            return orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            pass  # a lone surrogate: canonical() says so as a CanonicalError
+    return canonical(body)
 
 
 _REF_TYPES = {
@@ -198,13 +219,19 @@ _REF_TYPES = {
 }
 
 
-def _on_path(parents: dict[str, str | None], start: str | None, wanted: str) -> bool:
+def _on_path(parents: Ancestry, start: str | None, wanted: str) -> bool:
+    if not parents.orphans:
+        return parents.on_path(wanted, start)
+    # Some entry names a parent that is no earlier entry (already reported): walk the
+    # parent links one by one, as far as they go.
+    nodes = parents.nodes
     seen = 0
     node = start
-    while node is not None and seen <= len(parents):
+    while node is not None and seen <= len(nodes):
         if node == wanted:
             return True
-        node = parents.get(node)
+        pair = nodes.get(node)
+        node = pair[0] if pair is not None else None
         seen += 1
     return False
 
