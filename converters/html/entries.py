@@ -52,7 +52,7 @@ def _meta(entry: Entry, role: str, label: str | None, extra: str = "") -> str:
     lab = f' <span class="label">{esc(label)}</span>' if label else ""
     return (
         f'<header class="meta"><span class="role">{role}</span>{lab}{extra}'
-        f'<a class="permalink" href="#{aid}" title="Link to this entry">#</a>{ts}</header>'
+        f'<a class="permalink" href="#{aid}">#</a>{ts}</header>'
     )
 
 

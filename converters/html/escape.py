@@ -101,6 +101,8 @@ attr = text
 def anchor(entry_id: str) -> str:
     """A valid, unique HTML ``id`` for an entry id: ``e-`` plus the id with every
     character outside ``[A-Za-z0-9-]`` written as ``_<hex>_`` (injective, no spaces)."""
+    if entry_id.isascii() and entry_id.replace("-", "").isalnum():  # the common case, no regex
+        return "e-" + entry_id
     return "e-" + _ID_UNSAFE.sub(lambda m: f"_{ord(m.group()):x}_", entry_id)
 
 
