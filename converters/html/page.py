@@ -25,6 +25,8 @@ from piconv.ir import (
     MessageBody,
     ModelChange,
     ShellCommand,
+    SummaryMessage,
+    SystemMessage,
     ToolCall,
     ToolResult,
     UsageRecord,
@@ -75,6 +77,8 @@ _ROLE_NAMES: dict[type, str] = {
     ToolResult: "tool results",
     ShellCommand: "shell",
     ExtensionMessage: "extension",
+    SystemMessage: "system",
+    SummaryMessage: "summary",
 }
 
 
