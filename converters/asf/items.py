@@ -49,11 +49,24 @@ def input_parts(content: ir.Content | None, left: JSONDict) -> list[JSONDict]:
 def _part_json(part: Any) -> Any:
     if type(part) is ir.UnknownPart:
         return part.value
-    from dataclasses import asdict
-
-    value = asdict(part)
+    value = fields_json(part)
     value["kind"] = type(part).__name__
     return value
+
+
+def fields_json(obj: Any, skip_empty: bool = False) -> JSONDict:
+    """An IR dataclass's fields as a JSON object, in field order, by direct access (no
+    ``dataclasses.asdict``: the IR is immutable, nothing needs copying). ``extra``
+    becomes a plain dict; ``skip_empty`` leaves out ``None`` and empty-object values."""
+    out: JSONDict = {}
+    for name in obj.__dataclass_fields__:
+        value = getattr(obj, name)
+        if name == "extra":
+            value = dict(value)
+        if skip_empty and (value is None or value == {}):
+            continue
+        out[name] = value
+    return out
 
 
 def arguments_text(arguments: Any) -> str:
@@ -88,9 +101,7 @@ def usage(u: ir.Usage | None, left: JSONDict) -> JSONDict | None:
         if value is not None:
             kept[name] = value
     if u.cost is not None:
-        from dataclasses import asdict
-
-        kept["cost"] = {k: v for k, v in asdict(u.cost).items() if v is not None and v != {}}
+        kept["cost"] = fields_json(u.cost, skip_empty=True)
     if u.extra:
         kept["extra"] = dict(u.extra)
     left["usage"] = kept  # pi's own split (and cost) for the rebuild: OR's shape sums it

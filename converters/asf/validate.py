@@ -239,3 +239,61 @@ def _on_path(parents: Ancestry, start: str | None, wanted: str) -> bool:
 def check(data: bytes) -> list[str]:
     """The registry's check function: problems as ``"line N: code: message"``."""
     return [f"line {i.line}: {i.code}: {i.message}" for i in validate_asf(data)]
+
+
+class WriteChecker:
+    """The checks the writer runs on each line before writing it (``validate`` on):
+    the schema (:func:`checks.proven_valid`, jsonschema when it proves nothing), the
+    header's format, and what can be checked as lines arrive: ids unique, parents
+    earlier, ``function_call`` call ids non-empty and unique, ``first_kept`` on the
+    compaction's path, ``from`` / ``target`` naming earlier entries. Ids and canonical
+    ``ts`` hold by construction (the writer computes them from the very body it writes)
+    and I-JSON too (a body orjson or the JCS walk refuses is normalised or refused first),
+    so they are not recomputed; ``check`` / ``validate_asf`` does that over a whole file.
+    """
+
+    __slots__ = ("call_ids", "path", "validator")
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.validator = _validator()
+        self.call_ids: set[str] = set()
+
+    def fail(self, lineno: int, code: str, message: str) -> None:
+        from piconv.errors import ValidationFailed
+
+        raise ValidationFailed(f"asf output failed validation: line {lineno}: {code}: {message}", path=self.path)
+
+    def header(self, value: dict[str, Any]) -> None:
+        for issue in _schema_issues(1, value):
+            self.fail(1, issue.code, issue.message)
+        fmt = value.get("format")
+        m = _FORMAT.fullmatch(fmt) if type(fmt) is str else None
+        if m is None or int(m.group(1)) != 0 or int(m.group(2)) not in SUPPORTED_MINORS:
+            self.fail(1, "format-unsupported", f"format {fmt!r}")
+
+    def entry(self, value: dict[str, Any], lineno: int, seen: Ancestry) -> None:
+        if not proven_valid(value) and not self.validator.is_valid(value):
+            issue = _schema_issues(lineno, value)[0]
+            self.fail(lineno, issue.code, issue.message)
+        entry_id = value["id"]
+        parent = value["parent"]
+        if entry_id in seen:
+            self.fail(lineno, "id-duplicate", f"id {entry_id} was already written")
+        if parent is not None and parent not in seen:
+            self.fail(lineno, "parent-unknown", f"parent {parent} is not an earlier entry")
+        type_ = value["type"]
+        if type_ == "item":
+            item = value["item"]
+            if item.get("type") == "function_call":
+                call_id = item.get("call_id")
+                if not call_id or call_id in self.call_ids:
+                    self.fail(lineno, "call-id-duplicate", f"call_id {call_id!r} is empty or already used")
+                self.call_ids.add(call_id)
+        elif type_ == "compaction":
+            if not seen.on_path(value["first_kept"], parent):
+                self.fail(lineno, "first-kept-not-on-path", f"first_kept {value['first_kept']} is not on this compaction's path")
+        elif type_ == "branch_summary" or type_ == "label":
+            ref = value["from" if type_ == "branch_summary" else "target"]
+            if ref not in seen:
+                self.fail(lineno, "ref-unknown", f"{ref} is not an earlier entry")

@@ -9,6 +9,7 @@ nearly always in order already, so little is ever held).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections.abc import Mapping
@@ -19,8 +20,10 @@ import orjson
 from piconv import ir
 from piconv.report import Report
 
-from .ids import CanonicalError, canonical_ts, content_hash, envelope_id, normalise, ts_from_millis
-from .items import arguments_text, input_parts, usage
+from .checks import Ancestry
+from .ids import CanonicalError, canonical_ts, envelope_id_plain, normalise, ts_from_millis
+from .items import arguments_text, fields_json, input_parts, usage
+from .jcs import canonical
 
 FORMAT = "agentsession/0.11"
 PAYLOAD = "openresponses/2026-04-24"
@@ -28,6 +31,8 @@ JSONDict = dict[str, Any]
 EPOCH = "1970-01-01T00:00:00Z"
 _CALL_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _EFFORT = {"off": "none"}
+_sha256 = hashlib.sha256
+_LINE = orjson.OPT_APPEND_NEWLINE
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +115,8 @@ class _Writer:
     state: dict[str, Settings] = field(default_factory=dict)
     call_ids: set[str] = field(default_factory=set)
     call_map: dict[str, str] = field(default_factory=dict)
+    ancestry: Ancestry = field(default_factory=Ancestry)  # every ASF id written, with its parent
+    checker: Any = None  # validate.WriteChecker when validating while writing
     last_ts: str = EPOCH
     written: int = 0
 
@@ -117,22 +124,27 @@ class _Writer:
 
     def emit(self, type_: str, parent: str | None, ts: str, body: JSONDict, line: int) -> str:
         try:
-            digest = content_hash(body)
+            data = canonical(body)
         except CanonicalError:
             try:
                 body, records = normalise(body)
             except CanonicalError as exc:  # non-finite number: the RFC says refuse the entry
                 self.report.add("entry-refused", line, str(exc))
-                body = {"legacy_id": body.get("legacy_id"), "pi": {"refused": str(exc)}}
+                # What is left names no member the entry type requires: a namespaced entry.
+                body = {"legacy_id": body.get("legacy_id"), "pi": {"refused": str(exc), "type": type_}}
+                type_ = "pi:refused"
                 records = []
             if records:
                 body["normalised"] = records
                 self.report.add("value-normalised", line, f"{len(records)} value(s) made I-JSON")
-            digest = content_hash(body)
-        entry_id = envelope_id(type_, parent, ts, digest)
-        head = {"type": type_, "id": entry_id, "parent": parent, "ts": ts}
-        self.out.write(orjson.dumps({**head, **body}))
-        self.out.write(b"\n")
+            data = canonical(body)
+        # type_, parent and ts are the writer's own ASCII (constants, ids, canonical_ts).
+        entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + _sha256(data).hexdigest())
+        entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
+        if self.checker is not None:
+            self.checker.entry(entry, self.written + 2, self.ancestry)
+        self.out.write(orjson.dumps(entry, option=_LINE))
+        self.ancestry.add(entry_id, parent)
         self.written += 1
         return entry_id
 
@@ -434,10 +446,11 @@ class _Writer:
     def map_compaction(self, entry: ir.Entry, body: ir.Compaction, state: Settings, left: JSONDict, parent: str | None) -> list[Any]:
         line = entry.origin.line
         lines: list[Any] = []
-        first_kept = self.ref(body.first_kept_id, 0)
-        path = self.doc.path(entry.parent_id) if entry.parent_id else []
-        on_path = body.first_kept_id is not None and any(e.id == body.first_kept_id for e in path)
-        if not on_path or first_kept is None:
+        # firstKeptEntryId on the pi path to the parent <=> its last ASF entry on the ASF
+        # path to the parent's last (each pi entry is a chain hung below its parent's last).
+        pair = self.asf_ids.get(body.first_kept_id) if body.first_kept_id is not None else None
+        first_kept = pair[0] if pair is not None else None
+        if pair is None or not self.ancestry.on_path(pair[1], parent):
             # pi keeps nothing before the summary here (firstKeptEntryId is the compaction
             # itself or not on the path): an anchor entry that carries no context stands
             # for "from here", since an id cannot name the entry it is part of.
@@ -496,9 +509,7 @@ def _content_json(content: ir.Content | None) -> Any:
         if type(part) is ir.UnknownPart:
             out.append(part.value)
         else:
-            from dataclasses import asdict
-
-            value = {k: v for k, v in asdict(part).items() if v is not None and v != {}}
+            value = fields_json(part, skip_empty=True)
             value["kind"] = type(part).__name__
             out.append(value)
     return out
@@ -544,12 +555,22 @@ def header(doc: ir.Document) -> JSONDict:
 
 
 def write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    """The registry's write function: ``doc`` as an ASF file on ``out``."""
-    out.write(orjson.dumps(header(doc)))
-    out.write(b"\n")
+    """The registry's write function: ``doc`` as an ASF file on ``out``, each entry
+    written as soon as it is made. With ``options["validate"]`` every line is checked
+    before it is written (``validate.WriteChecker``); a failure raises
+    :class:`piconv.ValidationFailed` naming the output line."""
+    checker = None
+    if options.get("validate"):
+        from .validate import WriteChecker
+
+        checker = WriteChecker(doc.session.source_path)
+    head = header(doc)
+    if checker is not None:
+        checker.header(head)
+    out.write(orjson.dumps(head, option=_LINE))
     if doc.session.other_headers:
         report.add("extra-header-kept", None, f"{len(doc.session.other_headers)} further header line(s) kept in the header's pi member")
-    writer = _Writer(doc, out, report)
+    writer = _Writer(doc, out, report, checker=checker)
     waiting: dict[str, list[ir.Entry]] = {}
     present = {e.id for e in doc.entries}
 
