@@ -11,8 +11,8 @@ italic notes where they happened. System prompts are collapsed ``<details>`` blo
 
 from __future__ import annotations
 
-import json
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -50,6 +50,7 @@ from piconv.ir import (
 from . import escape as esc
 from .images import Images
 from .tools import describe_call, result_language, summary_target
+from .tools import pretty_json as _json
 
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 
@@ -128,7 +129,7 @@ class Renderer:
     def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int]]:
         """Results by (id of the calling entry, part index); the set of paired result
         entries. A result pairs with the earliest unanswered call with its id before it."""
-        open_calls: dict[str, list[tuple[int, int]]] = {}
+        open_calls: dict[str, deque[tuple[int, int]]] = {}
         results: dict[tuple[int, int], Entry] = {}
         paired: set[int] = set()
         for entry in entries:
@@ -136,11 +137,11 @@ class Renderer:
             if isinstance(msg, AssistantMessage):
                 for i, part in enumerate(_parts(msg.content)):
                     if isinstance(part, ToolCall) and isinstance(part.call_id, str):
-                        open_calls.setdefault(part.call_id, []).append((id(entry), i))
+                        open_calls.setdefault(part.call_id, deque()).append((id(entry), i))
             elif isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
                 waiting = open_calls.get(msg.call_id)
                 if waiting:
-                    results[waiting.pop(0)] = entry
+                    results[waiting.popleft()] = entry
                     paired.add(id(entry))
         return results, paired
 
@@ -449,6 +450,3 @@ class Renderer:
         else:
             self.report.add("unknown-entry", line, type(body).__name__)
 
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=repr)

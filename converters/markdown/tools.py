@@ -13,6 +13,8 @@ import json
 import os
 from typing import Any
 
+import orjson
+
 from .escape import code_span, fenced
 
 LANGUAGES = {
@@ -59,8 +61,17 @@ def result_language(tool: str | None, arguments: Any) -> str:
     return "text"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+def pretty_json(value: Any) -> str:
+    """Indented JSON in the source's key order. orjson (a core dependency) is ten times
+    faster than the standard library with ``indent``; values it refuses (integers beyond
+    64 bits) go through ``json``."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+
+
+_json = pretty_json
 
 
 def _diff(old: str, new: str) -> str:
