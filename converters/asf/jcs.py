@@ -97,9 +97,10 @@ def _needs_utf16_sort(keys: Any) -> bool:
     return any(not k.isascii() and any(ord(c) > 0xFFFF for c in k) for k in keys)
 
 
-def _prepare(value: Any) -> Any:
+def _prepare_slow(value: Any) -> Any:
     """``value`` with every piece orjson would render differently replaced by a
-    fragment; the same object when nothing needs replacing."""
+    fragment; the same object when nothing needs replacing. One call per value: kept
+    as the plain reading of :func:`_prepare` and for its exact error messages."""
     t = type(value)
     if t is str or t is bool or value is None:
         return value
@@ -119,7 +120,7 @@ def _prepare(value: Any) -> Any:
             return orjson.Fragment(_dict_text(value))
         out = None
         for k, v in value.items():
-            p = _prepare(v)
+            p = _prepare_slow(v)
             if p is not v:
                 if out is None:
                     out = dict(value)
@@ -128,7 +129,7 @@ def _prepare(value: Any) -> Any:
     if t is list or t is tuple:
         changed = None
         for i, v in enumerate(value):
-            p = _prepare(v)
+            p = _prepare_slow(v)
             if p is not v:
                 if changed is None:
                     changed = list(value)
@@ -139,10 +140,85 @@ def _prepare(value: Any) -> Any:
     raise CanonicalError(f"not a JSON value: {type(value).__name__}")
 
 
+def _prepare(value: Any) -> Any:
+    """:func:`_prepare_slow` with a call per container only: strings, ``None``, booleans
+    and safe integers inside a container are passed over in its loop. Key types are left
+    to orjson (which refuses non-string keys; :func:`canonical` then asks the slow walk
+    for the message)."""
+    t = type(value)
+    if t is dict:
+        return _prepare_dict(value)
+    if t is list or t is tuple:
+        return _prepare_list(value)
+    return _prepare_slow(value)
+
+
+def _prepare_dict(value: dict[Any, Any]) -> Any:
+    try:
+        keys = "".join(value)
+    except TypeError:
+        return _prepare_slow(value)  # a non-string key: the slow walk raises
+    if not keys.isascii() and _SUPPLEMENTARY.search(keys):
+        return _prepare_slow(value)  # UTF-16 key order (and the exact key-type check)
+    out = None
+    lo, hi = -_SAFE_INT, _SAFE_INT
+    for k, v in value.items():
+        t = type(v)
+        if t is str or v is None or t is bool or (t is int and lo <= v <= hi):
+            continue
+        if t is dict:
+            p = _prepare_dict(v)
+        elif t is list or t is tuple:
+            p = _prepare_list(v)
+        elif t is float:
+            p = orjson.Fragment(_float_text(v))
+        else:
+            p = _prepare_slow(v)
+        if p is not v:
+            if out is None:
+                out = dict(value)
+            out[k] = p
+    return value if out is None else out
+
+
+def _prepare_list(value: list[Any] | tuple[Any, ...]) -> Any:
+    changed = None
+    lo, hi = -_SAFE_INT, _SAFE_INT
+    for i, v in enumerate(value):
+        t = type(v)
+        if t is str or v is None or t is bool or (t is int and lo <= v <= hi):
+            continue
+        if t is dict:
+            p = _prepare_dict(v)
+        elif t is list or t is tuple:
+            p = _prepare_list(v)
+        elif t is float:
+            p = orjson.Fragment(_float_text(v))
+        else:
+            p = _prepare_slow(v)
+        if p is not v:
+            if changed is None:
+                changed = list(value)
+            changed[i] = p
+    return value if changed is None else changed
+
+
+def _float_text(value: float) -> str:
+    """:func:`number_text` of a float; ``repr`` as it stands for 1e-4 <= |value| < 1e16,
+    where Python and ECMAScript both write the shortest round-trip digits without an
+    exponent (only ``.0`` of a whole number differs)."""
+    text = repr(value)
+    if "e" in text or "n" in text:  # exponent, nan, inf
+        return number_text(value)
+    if text.endswith(".0"):
+        return number_text(value)  # whole numbers (and -0.0): the general rule
+    return text
+
+
 def _dict_text(value: dict[str, Any]) -> bytes:
     parts = []
     for k in sorted(value, key=_utf16_key):
-        parts.append(_dump(k) + b":" + _dump(_prepare(value[k])))
+        parts.append(_dump(k) + b":" + _dump(_prepare_slow(value[k])))
     return b"{" + b",".join(parts) + b"}"
 
 
@@ -190,12 +266,11 @@ def is_plain(value: Any) -> bool:
 
 def canonical(value: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 bytes of ``value``."""
-    if is_plain(value):
-        try:
-            return orjson.dumps(value, option=_OPTS)
-        except orjson.JSONEncodeError:
-            pass  # refused (lone surrogate, str-subclass key...): the full walk says why
-    return _dump(_prepare(value))
+    try:
+        return orjson.dumps(_prepare(value), option=_OPTS)
+    except orjson.JSONEncodeError:
+        pass  # refused (lone surrogate, a key that is no str...): the slow walk says why
+    return _dump(_prepare_slow(value))
 
 
 # --------------------------------------------------------------------------- reference

@@ -9,6 +9,7 @@ nearly always in order already, so little is ever held).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
 import uuid
@@ -65,6 +66,9 @@ class Settings:
         if self.provider is not None:
             out["provider"] = self.provider
         return out
+
+
+_NO_SETTINGS = Settings()  # frozen: one shared instance
 
 
 def _tool(spec: ir.ToolSpec) -> JSONDict:
@@ -190,7 +194,7 @@ class _Writer:
     # ------------------------------------------------------------------ entries
 
     def write_entry(self, entry: ir.Entry) -> None:
-        parent_state = self.state.get(entry.parent_id, Settings()) if entry.parent_id else Settings()
+        parent_state = self.state.get(entry.parent_id, _NO_SETTINGS) if entry.parent_id else _NO_SETTINGS
         parent = self.ref(entry.parent_id)
         is_root = parent is None
         left: JSONDict = {}
@@ -559,6 +563,18 @@ def write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repo
     written as soon as it is made. With ``options["validate"]`` every line is checked
     before it is written (``validate.WriteChecker``); a failure raises
     :class:`piconv.ValidationFailed` naming the output line."""
+    # The writer makes several small dicts per entry and frees them at once; none forms a
+    # cycle. With the cyclic collector on, its passes over the live IR cost ~20% of write.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _write_asf(doc, out, options, report)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     checker = None
     if options.get("validate"):
         from .validate import WriteChecker
