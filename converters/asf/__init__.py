@@ -52,5 +52,6 @@ def register_converters(register: Any) -> None:
             check=check,
             mapping_doc="docs/formats/asf.md",
             aliases=("agentsession",),
+            checks_while_writing=True,
         )
     )

@@ -236,29 +236,34 @@ def proven_valid(v: Any) -> bool:
     not proven (invalid, or a shape this fast path leaves to jsonschema)."""
     if type(v) is not dict:
         return False
-    t = v.get("type", _MISSING)
+    get = v.get
+    t = get("type", _MISSING)
     if type(t) is not str or t == "session" or "content" in v or "parents" in v:
         return False
-    parent = v.get("parent", _MISSING)
-    ts = v.get("ts", _MISSING)
+    entry_id = get("id")
+    parent = get("parent", _MISSING)
+    ts = get("ts")
+    legacy = get("legacy_id", _MISSING)
     if not (
-        _is_hash(v.get("id"))
-        and (parent is None or _is_hash(parent))
+        type(entry_id) is str and _hash(entry_id) is not None
+        and (parent is None or (type(parent) is str and _hash(parent) is not None))
         and type(ts) is str and _ts(ts) is not None
-        and _opt(v, "legacy_id", str)
-        and _normalised(v)
+        and (legacy is _MISSING or type(legacy) is str)
+        and ("normalised" not in v or _normalised(v))
     ):
         return False
     if t == "item":
+        response = get("response", _MISSING)
+        visible = get("visible", _MISSING)
         return (
             "item" in v and _item(v["item"])
-            and _opt(v, "response", str)
-            and _opt(v, "visible", bool)
-            and _opt(v, "source", dict)
+            and (response is _MISSING or type(response) is str)
+            and (visible is _MISSING or type(visible) is bool)
+            and ("source" not in v or type(v["source"]) is dict)
             and ("queued_from" not in v or _is_hash(v["queued_from"]))
         )
     if t == "response":
-        usage = v.get("usage", _MISSING)
+        usage = get("usage", _MISSING)
         return (
             _opt(v, "response_id", str)
             and _opt(v, "model", str)

@@ -276,11 +276,12 @@ class WriteChecker:
         if not proven_valid(value) and not self.validator.is_valid(value):
             issue = _schema_issues(lineno, value)[0]
             self.fail(lineno, issue.code, issue.message)
+        nodes = seen.nodes
         entry_id = value["id"]
         parent = value["parent"]
-        if entry_id in seen:
+        if entry_id in nodes:
             self.fail(lineno, "id-duplicate", f"id {entry_id} was already written")
-        if parent is not None and parent not in seen:
+        if parent is not None and parent not in nodes:
             self.fail(lineno, "parent-unknown", f"parent {parent} is not an earlier entry")
         type_ = value["type"]
         if type_ == "item":
@@ -295,5 +296,5 @@ class WriteChecker:
                 self.fail(lineno, "first-kept-not-on-path", f"first_kept {value['first_kept']} is not on this compaction's path")
         elif type_ == "branch_summary" or type_ == "label":
             ref = value["from" if type_ == "branch_summary" else "target"]
-            if ref not in seen:
+            if ref not in nodes:
                 self.fail(lineno, "ref-unknown", f"{ref} is not an earlier entry")
