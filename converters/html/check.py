@@ -128,6 +128,24 @@ _BAD_SRC = re.compile(
 )
 
 
+# The three scans above in one pass, for the common case of a page without problems:
+# every "<" opens a tag of the vocabulary whose href values are fragments or http(s)
+# URLs and whose src values are allow-listed data: images. It finds a problem whenever
+# one of the three finds one in a tag (only then are they run, to name the problem). An
+# href=" or src=" outside any tag (text, which only a page not written by this converter
+# can hold unescaped) is inert and no longer reported.
+_ALL_OK = re.compile(
+    rb"<(?!/?(?:"
+    + _alternation(ALLOWED_TAGS)
+    + rb')(?: (?:href="(?:#|https?://[^/"<>])|src="data:(?:'
+    + b"|".join(t.encode() for t in ALLOWED_IMAGE_TYPES)
+    + rb");base64,|(?:"
+    + _alternation(tuple(a for a in ALLOWED_ATTRS if a not in ("href", "src")))
+    + rb')=")[^"<>]*")*'
+    rb"(?: (?:" + _alternation(VALUELESS_ATTRS) + rb"))?>)"
+)
+
+
 def _sha(s: bytes) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(s).digest()).decode() + "'"
 
@@ -163,21 +181,29 @@ def check_page(data: bytes) -> list[str]:
     if b"</script" in script.lower():
         problems.append("line 1: the script ends early")
 
-    body = data[head_end + len(b"</head><body>") : script_at]
-    offset = head_end + len(b"</head><body>")
-    bad = _NOT_OURS.search(body)
+    start = head_end + len(b"</head><body>")
+    return problems + check_body(data, start, script_at)
+
+
+def check_body(data: bytes, start: int = 0, end: int | None = None) -> list[str]:
+    """The body invariants over ``data[start:end]`` (no copy of the slice): one pass in
+    the common case, the three named scans only when it finds something."""
+    end = len(data) if end is None else end
+    if _ALL_OK.search(data, start, end) is None:
+        return []
+    problems: list[str] = []
+    bad = _NOT_OURS.search(data, start, end)
     if bad is not None:
         at = bad.start()
         problems.append(
-            f"line {_line(data, offset + at)}: markup not in the converter's vocabulary: {body[at : at + 60]!r}"
+            f"line {_line(data, at)}: markup not in the converter's vocabulary: {data[at : min(at + 60, end)]!r}"
         )
     for rx, what in (
         (_BAD_HREF, "href that is neither a fragment nor http(s)"),
         (_BAD_SRC, "src that is not an allow-listed data: image"),
     ):
-        hit = rx.search(body)
+        hit = rx.search(data, start, end)
         if hit is not None:
-            problems.append(
-                f"line {_line(data, offset + hit.start())}: {what}: {body[hit.start() : hit.start() + 60]!r}"
-            )
+            at = hit.start()
+            problems.append(f"line {_line(data, at)}: {what}: {data[at : min(at + 60, end)]!r}")
     return problems
