@@ -173,3 +173,39 @@ def test_registered_through_the_hook() -> None:
     converter = registry.get("asf")
     assert converter.mapping_doc == "docs/formats/asf.md"
     assert converter.check is not None
+
+
+def _convert_lines(tmp_path: Path, lines: list[str]) -> tuple[bytes, Report]:
+    import piconv
+
+    src = tmp_path / "s.jsonl"
+    header = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-02T03:04:05.123Z","cwd":"/x"}'
+    src.write_text("\n".join([header, *lines]) + "\n")
+    out = io.BytesIO()
+    report = Report(format="asf")
+    write_asf(piconv.load(src), out, {"validate": True}, report)
+    return out.getvalue(), report
+
+
+def test_refused_entry_is_a_valid_namespaced_entry(tmp_path: Path) -> None:
+    # A non-finite number (1e400: the stdlib reads it as infinity) cannot be written: the entry is
+    # refused. It used to keep its type (custom) without the members that type requires.
+    data, report = _convert_lines(tmp_path, [
+        '{"type":"custom","id":"a","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z","customType":"x","data":{"v":1e400}}',
+    ])
+    assert validate_asf(data) == []
+    entry = orjson.loads(data.splitlines()[-1])
+    assert entry["type"] == "pi:refused" and entry["pi"]["type"] == "custom"
+    assert "entry-refused" in {loss["code"] for loss in orjson.loads(report.to_json())["losses"]}
+
+
+def test_user_message_holding_assistant_parts(tmp_path: Path) -> None:
+    # Parts a user message should not hold are kept aside verbatim; this used to crash
+    # (dataclasses.asdict left the IR's empty extra mapping, which is no JSON value).
+    data, _ = _convert_lines(tmp_path, [
+        '{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"user",'
+        '"content":[{"type":"text","text":"a"},{"type":"toolCall","id":"c","name":"n","arguments":{}},{"type":"thinking","thinking":"t"}]}}',
+    ])
+    assert validate_asf(data) == []
+    kept = orjson.loads(data.splitlines()[-1])["pi"]["message"]["parts"]
+    assert [p["part"]["kind"] for p in kept] == ["ToolCall", "Reasoning"]
