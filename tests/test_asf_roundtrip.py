@@ -196,7 +196,7 @@ def test_refused_entry_is_a_valid_namespaced_entry(tmp_path: Path) -> None:
     assert validate_asf(data) == []
     entry = orjson.loads(data.splitlines()[-1])
     assert entry["type"] == "pi:refused" and entry["pi"]["type"] == "custom"
-    assert "entry-refused" in {loss["code"] for loss in orjson.loads(report.to_json())["losses"]}
+    assert "entry-refused" in {loss["code"] for loss in report.to_json()["losses"]}
 
 
 def test_user_message_holding_assistant_parts(tmp_path: Path) -> None:
