@@ -42,7 +42,7 @@ from .tools import orphan_result, tool_call
 
 
 class Pairing(Protocol):
-    def result_for(self, call: ToolCall) -> tuple[ToolResult, str] | None: ...
+    def result_for(self, entry: Entry, k: int) -> tuple[ToolResult, str] | None: ...
     def is_paired(self, entry: Entry) -> bool: ...
 
 
@@ -83,7 +83,7 @@ def _assistant(ctx: Ctx, entry: Entry, msg: AssistantMessage, pairs: Pairing, la
         if isinstance(part, Reasoning):
             parts.append(reasoning(part))
         elif isinstance(part, ToolCall):
-            found = pairs.result_for(part)
+            found = pairs.result_for(entry, len(calls))
             calls.append(tool_call(ctx, part, found[0] if found else None, found[1] if found else None))
         else:
             parts.append(content_html(ctx, (part,), markdown=True))

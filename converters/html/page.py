@@ -11,10 +11,10 @@ bounded by the document, not by the page.
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from piconv import UsageError
+from piconv import UsageError, ValidationFailed
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -34,8 +34,9 @@ from piconv.ir import (
 )
 from piconv.report import Report
 
-from . import assets
+from . import assets, parallel
 from .blocks import Ctx
+from .check import check_body, check_page
 from .entries import render_entry
 from .escape import anchor, to_utf8
 from .escape import text as esc
@@ -47,25 +48,42 @@ FLUSH_AT = 1 << 20
 
 class Pairs:
     """Pairs each tool call with one result carrying its call id (first in file order
-    not yet drawn). A paired result is drawn inside its call, never twice."""
+    not yet drawn). A paired result is drawn inside its call, never twice.
 
-    def __init__(self, doc: Document) -> None:
-        self.by_call: dict[str, list[Entry]] = {}
+    Computed up front over the entries in page order (the order they are drawn in), so
+    that drawing an entry does not depend on having drawn the ones before it (parallel.py).
+    """
+
+    def __init__(self, doc: Document, order: Iterable[Entry]) -> None:
+        by_call: dict[str, list[Entry]] = {}
         for e in doc.entries:
             msg = e.message
             if isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
-                self.by_call.setdefault(msg.call_id, []).append(e)
-        self.paired: set[str] = set()
-        self.drawn: set[str] = set()
+                by_call.setdefault(msg.call_id, []).append(e)
+        paired: set[str] = set()
+        drawn: set[str] = set()
+        found: dict[tuple[int, int], tuple[ToolResult, str]] = {}
+        for entry in order:
+            msg = entry.message
+            if isinstance(msg, AssistantMessage) and by_call:
+                k = 0
+                for part in msg.content or ():
+                    if not isinstance(part, ToolCall):
+                        continue
+                    if isinstance(part.call_id, str):
+                        for e in by_call.get(part.call_id, ()):
+                            if e.id not in paired and e.id not in drawn:
+                                paired.add(e.id)
+                                found[(id(entry), k)] = (e.message, anchor(e.id))  # type: ignore[assignment]
+                                break
+                    k += 1
+            drawn.add(entry.id)
+        self.found = found
+        self.paired = paired
 
-    def result_for(self, call: ToolCall) -> tuple[ToolResult, str] | None:
-        if not isinstance(call.call_id, str):
-            return None
-        for e in self.by_call.get(call.call_id, ()):
-            if e.id not in self.paired and e.id not in self.drawn:
-                self.paired.add(e.id)
-                return e.message, anchor(e.id)  # type: ignore[return-value]
-        return None
+    def result_for(self, entry: Entry, k: int) -> tuple[ToolResult, str] | None:
+        """The result of ``entry``'s ``k``-th tool call, with its entry's anchor."""
+        return self.found.get((id(entry), k))
 
     def is_paired(self, entry: Entry) -> bool:
         return entry.id in self.paired
@@ -262,58 +280,107 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
             gc.enable()
 
 
-def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    hl = Highlighter(
-        block_limit=_count(options, "highlight_limit", DEFAULT_BLOCK_LIMIT),
-        budget=_count(options, "highlight_budget", DEFAULT_BUDGET),
-    )
-    ctx = Ctx(highlighter=hl)
-    pairs = Pairs(doc)
-    labels = doc.labels()
-    stats = _Stats(doc)
+# Pages of at least this many entries are drawn in two processes where possible
+# (parallel.py); the child draws the items from this fraction of the entries on.
+PARALLEL_MIN_ENTRIES = 3000
+SPLIT = 0.5
 
-    buf: list[str] = []
-    size = 0
 
-    def emit(chunk: str) -> None:
-        nonlocal size
-        buf.append(chunk)
-        size += len(chunk)
-        if size >= FLUSH_AT:
-            flush()
+class _Sink:
+    """Page chunks → UTF-8 bytes on ``out`` in pieces of about ``FLUSH_AT`` characters,
+    each body piece checked (check.check_body) when the page is validated."""
 
-    def flush() -> None:
-        nonlocal size
-        if buf:
+    def __init__(self, out: IO[bytes], validate: bool) -> None:
+        self.out = out
+        self.validate = validate
+        self.failed = False
+        self.buf: list[str] = []
+        self.size = 0
+
+    def emit(self, chunk: str) -> None:
+        self.buf.append(chunk)
+        self.size += len(chunk)
+        if self.size >= FLUSH_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buf:
             # Forbidden code points (controls, noncharacters, lone surrogates) become
             # U+FFFD here, once per chunk: the markup around session text has none, so
             # this equals cleaning every string, at a fraction of the cost.
-            out.write(to_utf8("".join(buf)))
-            buf.clear()
-        size = 0
+            self.body(to_utf8("".join(self.buf)))
+            self.buf.clear()
+        self.size = 0
 
-    written = 0
+    def body(self, data: bytes, checked: bool = False) -> None:
+        if self.validate and not checked and not self.failed and check_body(data):
+            self.failed = True
+        self.out.write(data)
 
-    def draw(entry: Entry) -> str:
-        nonlocal written
-        written += 1
-        html = render_entry(ctx, entry, pairs, labels.get(entry.id))
-        pairs.drawn.add(entry.id)
-        return html
 
-    title = doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
-    emit(assets.head(esc(title)))
+def _render(ctx: Ctx, pairs: Pairs, labels: Mapping[str, str]) -> Any:
+    def render(c: Ctx, entry: Entry) -> str:
+        return render_entry(c, entry, pairs, labels.get(entry.id))
+
+    return render
+
+
+def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    block_limit = _count(options, "highlight_limit", DEFAULT_BLOCK_LIMIT)
+    budget = _count(options, "highlight_budget", DEFAULT_BUDGET)
+    hl = Highlighter(block_limit=block_limit, budget=budget)
+    ctx = Ctx(highlighter=hl)
+    labels = doc.labels()
+    stats = _Stats(doc)
     # --leaf (a common option) chooses which path is open; every branch is drawn anyway.
     leaf_id = options.get("leaf") if isinstance(options.get("leaf"), str) else doc.leaf_id
-    emit(_header(doc, stats, labels, leaf_id))
-    emit('<main id="transcript">')
-    TreeWriter(doc, draw, emit, leaf_id).write()
-    emit("</main>")
-    emit(assets.tail())
-    flush()
+
+    # The page in order: tree markup (strings) and the entries drawn between them.
+    items: list[Any] = []
+    TreeWriter(doc, _itself, items.append, leaf_id).write()
+    entries = [i for i, item in enumerate(items) if not isinstance(item, str)]
+    pairs = Pairs(doc, (items[i] for i in entries))
+    render = _render(ctx, pairs, labels)
+
+    validate = bool(options.get("validate"))
+    sink = _Sink(out, validate)
+    title = doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
+    head = to_utf8(assets.head(esc(title)))
+    out.write(head)
+    sink.emit(_header(doc, stats, labels, leaf_id))
+    sink.emit('<main id="transcript">')
+
+    split = len(items)
+    child = None
+    if len(entries) >= PARALLEL_MIN_ENTRIES and parallel.available():
+        split = entries[min(len(entries) - 1, int(len(entries) * SPLIT))]
+        child_ctx = Ctx(highlighter=Highlighter(block_limit=block_limit, budget=0, log=[]))
+        child = parallel.start(items, split, render, child_ctx, validate)
+        if child is None:
+            split = len(items)
+    try:
+        emit = sink.emit
+        for item in items[:split]:
+            emit(item if isinstance(item, str) else render(ctx, item))
+        rest = split
+        if child is not None:
+            rest = _take_half(child, sink, ctx, split, len(items))
+            child.close(finished=rest == len(items))
+        for item in items[rest:]:
+            emit(item if isinstance(item, str) else render(ctx, item))
+    finally:
+        if child is not None:
+            child.close()
+    sink.emit("</main>")
+    sink.flush()
+    tail = to_utf8(assets.tail())
+    out.write(tail)
+
+    if validate and (sink.failed or check_page(head + tail)):
+        _fail(doc, out, head + tail)
 
     report.entries_read = len(doc.entries)
-    report.entries_written = written
+    report.entries_written = len(entries)
     report.lines_read = doc.lines_read
     if ctx.images_refused:
         report.add(
@@ -321,3 +388,48 @@ def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], repor
         )
     if hl.remaining <= 0:
         report.notes["highlight_budget_exhausted"] = True
+
+
+def _itself(entry: Entry) -> Entry:
+    return entry
+
+
+def _take_half(child: parallel.Child, sink: _Sink, ctx: Ctx, split: int, end: int) -> int:
+    """Write what the child drew that a single process would have drawn the same way;
+    return the first item left to draw here."""
+    half = child.header()
+    if half is None:
+        return split
+    until = parallel.accepted_until(half, ctx.highlighter.remaining, end)
+    sink.flush()
+    done = split
+    for i, (_first, _images, n, bad) in enumerate(half.frames):
+        nxt = half.frames[i + 1][0] if i + 1 < len(half.frames) else end
+        if nxt > until:
+            break
+        data = child.read(n)
+        if data is None:
+            break
+        sink.body(data, checked=not bad)
+        done = nxt
+    # Images the child refused in the frames taken; the rest is drawn again here.
+    taken = [f for f in half.frames if f[0] < done]
+    if taken:
+        nxt_images = next((f[1] for f in half.frames if f[0] >= done), half.images_refused)
+        ctx.images_refused += nxt_images
+    return done
+
+
+def _fail(doc: Document, out: IO[bytes], ends: bytes) -> None:
+    """Raise ValidationFailed with the whole page's problems (read back when ``out``
+    allows it, which the API's temporary file does; else those of the head and tail)."""
+    try:
+        out.flush()
+        out.seek(0)
+        problems = check_page(out.read())
+    except (OSError, ValueError, AttributeError):
+        problems = check_page(ends) or ["the page body holds markup outside the converter's vocabulary"]
+    shown = "; ".join(problems[:5])
+    raise ValidationFailed(
+        f"html output failed validation ({len(problems)} problems): {shown}", path=doc.session.source_path
+    )

@@ -12,6 +12,7 @@ recurse.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from piconv.ir import AssistantMessage, Document, Entry, MessageBody, Text, UserMessage
 
@@ -84,13 +85,14 @@ def _short(s: str, n: int = 90) -> str:
 
 
 class TreeWriter:
-    """Emits the tree through ``emit`` (page chunks), drawing entries with ``draw``."""
+    """Emits the tree through ``emit`` (page chunks), drawing entries with ``draw``
+    (page.py passes the entry itself through, to lay the page out before drawing it)."""
 
     def __init__(
         self,
         doc: Document,
-        draw: Callable[[Entry], str],
-        emit: Callable[[str], None],
+        draw: Callable[[Entry], Any],
+        emit: Callable[[Any], None],
         leaf_id: str | None = None,
     ) -> None:
         self.doc = doc
