@@ -19,11 +19,12 @@ and booleans are skipped without a call; each object's keys are checked in one
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 import orjson
+
+from ..common.jsnumber import js_number_text
 
 __all__ = ["CanonicalError", "canonical", "canonical_slow", "int_is_ijson", "is_plain", "number_text"]
 
@@ -37,39 +38,10 @@ class CanonicalError(ValueError):
 
 def number_text(value: int | float) -> str:
     """ECMAScript ``Number.prototype.toString`` of the binary64 nearest ``value``."""
-    if type(value) is int or isinstance(value, int):
-        if -_SAFE_INT <= value <= _SAFE_INT:
-            return str(int(value))
-        try:
-            value = float(value)
-        except OverflowError:
-            raise CanonicalError(f"number out of binary64 range: {value}") from None
-    if not math.isfinite(value):
-        raise CanonicalError(f"non-finite number: {value!r}")
-    if value == 0:
-        return "0"  # -0 too
-    sign = "-" if value < 0 else ""
-    # repr() gives the shortest digits that round-trip, which is what ECMAScript uses.
-    text = repr(abs(value))
-    mantissa, _, exp = text.partition("e")
-    whole, _, frac = mantissa.partition(".")
-    digits = whole + frac
-    point = len(whole) + (int(exp) if exp else 0)
-    stripped = digits.lstrip("0")
-    point -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0") or "0"
-    k, n = len(digits), point
-    if k <= n <= 21:
-        out = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        out = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        out = "0." + "0" * (-n) + digits
-    else:
-        e = n - 1
-        mant = digits if k == 1 else digits[0] + "." + digits[1:]
-        out = f"{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
-    return sign + out
+    text = js_number_text(value)
+    if text is None:
+        raise CanonicalError(f"not a finite binary64 number: {value!r}")
+    return text
 
 
 def int_is_ijson(value: int) -> bool:

@@ -12,6 +12,8 @@ import re
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
+from ..common.jsnumber import js_number_text
+
 # ECMAScript WhiteSpace + LineTerminator (what String.prototype.trim removes). Python's
 # str.strip() differs: it also strips \x1c-\x1f and \x85 and keeps \ufeff.
 JS_WHITESPACE = (
@@ -48,43 +50,11 @@ def has_lone_surrogate(text: str) -> bool:
 
 # --------------------------------------------------------------------------- numbers
 
-_MAX_SAFE = 2**53
-
-
 def js_number(value: float | int) -> str:
-    """``String(value)`` / ``JSON.stringify(value)`` for a finite number."""
-    if isinstance(value, int):
-        if -_MAX_SAFE <= value <= _MAX_SAFE:
-            return str(value)
-        value = float(value)  # JS parsed it into a double: precision goes the same way
-    if value != value or value in (float("inf"), float("-inf")):
-        return "null"
-    if value == 0:
-        return "0"  # -0 too
-    sign = "-" if value < 0 else ""
-    mantissa, _, exp = repr(abs(value)).partition("e")
-    whole, _, frac = mantissa.partition(".")
-    if frac == "0":
-        frac = ""
-    digits = (whole + frac).lstrip("0")
-    # n: position of the decimal point relative to the first significant digit
-    n = len(whole) + (int(exp) if exp else 0)
-    if whole == "0":
-        lead = len(frac) - len(frac.lstrip("0"))
-        n = -lead + (int(exp) if exp else 0)
-    digits = digits.rstrip("0") or "0"
-    k = len(digits)
-    if k <= n <= 21:
-        out = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        out = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        out = "0." + "0" * (-n) + digits
-    else:
-        e = n - 1
-        esign = "+" if e >= 0 else "-"
-        out = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + esign + str(abs(e))
-    return sign + out
+    """``String(value)`` / ``JSON.stringify(value)``: ``null`` where JavaScript holds no
+    finite number."""
+    text = js_number_text(value)
+    return "null" if text is None else text
 
 
 # --------------------------------------------------------------------------- JSON.stringify
