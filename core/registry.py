@@ -70,6 +70,10 @@ class Converter:
       package data is wrapped by :func:`piconv.validation.json_schema_check`.
     - ``mapping_doc``: the document saying field by field what maps where and what is lost.
     - ``options``: extra command-line options.
+    - ``per_leaf``: the format describes one leaf of the tree (a request as the model
+      saw it, say): a directory conversion writes one output per leaf,
+      ``<stem>.leaf-<n><extension>`` numbered in :meth:`Document.leaves` order, each with
+      ``options["leaf"]`` set. A single conversion writes the leaf ``--leaf`` names.
     - ``checks_while_writing``: ``write`` validates each piece as it writes it (when
       ``options["validate"]`` is true) and raises :class:`piconv.ValidationFailed`; the
       caller then does not run ``check`` over the whole output again. ``check`` stays the
@@ -86,6 +90,7 @@ class Converter:
     mapping_doc: str = ""
     aliases: tuple[str, ...] = ()
     options: tuple[Option, ...] = ()
+    per_leaf: bool = False
     checks_while_writing: bool = False
     plugin: str = ""
     distribution: str = ""

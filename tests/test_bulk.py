@@ -189,7 +189,8 @@ def test_extension_clash_gets_format_names(tmp_path: Path) -> None:
     summary = run_bulk(str(src), str(out), ["ir", "pi", "openai"], jobs=1, quiet=True)
     assert summary.failed == 0, summary.failures
     assert (out / "--work-b--/2026-01-03_s3.ir.json").is_file()
-    assert (out / "--work-b--/2026-01-03_s3.openai.json").is_file()
+    # openai describes one leaf: one output per leaf, numbered
+    assert (out / "--work-b--/2026-01-03_s3.openai.leaf-1.json").is_file()
 
 
 # --------------------------------------------------------------------------- incremental
@@ -394,3 +395,26 @@ def test_progress_bar_on_a_terminal_and_log_lines_otherwise(monkeypatch: pytest.
     p.advance(10, "c: d: e")
     p.close()
     assert quiet.text == ""
+
+
+def test_a_per_leaf_format_writes_one_output_per_leaf(tmp_path: Path) -> None:
+    src, out = tmp_path / "s", tmp_path / "o"
+    (src / "--p--").mkdir(parents=True)
+    example = Path(__file__).resolve().parents[1] / "examples" / "branching.jsonl"
+    (src / "--p--" / "tree.jsonl").write_bytes(example.read_bytes())
+    summary = run_bulk(str(src), str(out), ["openai"], jobs=1, quiet=True)
+    assert (summary.converted, summary.failed) == (1, 0)
+    leaves = piconv.load(example).leaves()
+    assert len(leaves) == 5
+    for n, leaf in enumerate(leaves, 1):
+        written = out / "--p--" / f"tree.leaf-{n}.json"
+        single = tmp_path / f"single-{n}.json"
+        assert main([str(example), "--to", "openai", "--leaf", leaf.id, "-o", str(single), "-q"]) == 0
+        assert written.read_bytes() == single.read_bytes()
+    rec = records(out)["--p--/tree.jsonl"]
+    assert rec["outputs"]["openai"]["leaves"] == [f"--p--/tree.leaf-{n}.json" for n in range(1, 6)]
+    # up to date while every leaf output is there; a missing one redoes the format
+    assert run_bulk(str(src), str(out), ["openai"], jobs=1, quiet=True).up_to_date == 1
+    (out / "--p--" / "tree.leaf-3.json").unlink()
+    assert run_bulk(str(src), str(out), ["openai"], jobs=1, quiet=True).converted == 1
+    assert (out / "--p--" / "tree.leaf-3.json").is_file()

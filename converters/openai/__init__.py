@@ -207,6 +207,7 @@ def register_converters(register) -> None:  # type: ignore[no-untyped-def]
             aliases=("openai-chat",),
             summary="OpenAI chat-completions request body, exactly as pi builds it",
             extension=".json",
+            per_leaf=True,
             media_type="application/json",
             write=write,
             check=check,

@@ -129,6 +129,16 @@ def output_rel(rel: str, extension: str, tag: str | None = None) -> str:
     return "/".join([*parts[:-1], name])
 
 
+def leaf_rel(rel_out: str, number: int) -> str:
+    """The output path of the ``number``-th leaf (1-based) for a per-leaf format:
+    ``a/b/stem.leaf-3.json`` for ``a/b/stem.json``. Only a counter is added, never an
+    entry id, so session content still cannot steer the name."""
+    head, _, name = rel_out.rpartition("/")
+    stem, dot, ext = name.rpartition(".")
+    leaf_name = f"{stem}.leaf-{number}.{ext}" if dot and stem else f"{name}.leaf-{number}"
+    return f"{head}/{leaf_name}" if head else leaf_name
+
+
 def safe_join(outdir: str, rel_out: str) -> str:
     """``outdir`` joined with ``rel_out``, refusing a result whose *parent directory*
     resolves outside ``outdir`` (a symlink planted inside OUTDIR). The final component

@@ -216,7 +216,7 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
         and rec.get("piconv") == version
         and out.get("path") == spec.rel_out
         and all(out.get(k) == v for k, v in fmt.identity.items())
-        and os.path.isfile(os.path.join(outdir, *spec.rel_out.split("/")))
+        and all(os.path.isfile(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out]))
     )
 
 
@@ -234,8 +234,11 @@ def _record(
     if old.get("sha256") == result.get("sha256") and old.get("piconv") == version:
         # Same content: outputs of formats not redone this time are still valid.
         outputs.update(old.get("outputs") or {})
+    leaf_outputs = result.get("leaf_outputs") or {}
     for name, path in result["outputs"].items():
         outputs[name] = {"path": path, **identities[name]}
+        if name in leaf_outputs:
+            outputs[name]["leaves"] = leaf_outputs[name]
     for name in result["errors"]:
         outputs.pop(name, None)
     record = {

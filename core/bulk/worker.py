@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .discover import UnsafePath, safe_join
+from .discover import UnsafePath, leaf_rel, safe_join
 
 TMP_SUFFIX = ".piconv-tmp"
 _TMP_NAME = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}" + re.escape(TMP_SUFFIX) + "$")
@@ -104,14 +104,25 @@ def _run(task: Task, result: dict[str, Any]) -> None:
     del data  # the document holds what is needed; free the raw bytes before rendering
     result["problems"] = dict(Counter(issue.code for issue in doc.issues))
     result["meta"] = session_meta(doc)
+    from ..registry import get_registry
+
+    registry = get_registry()
     for spec in task.formats:
         try:
-            final = safe_join(task.outdir, spec.rel_out)
-            buffer = io.BytesIO()
-            options = {**spec.options, "output_path": final}
-            api.convert(doc, spec.name, buffer, options, validate=task.validate)
-            write_atomic(final, buffer.getbuffer(), task.outdir)
-            del buffer
+            if registry.get(spec.name).per_leaf:
+                # one output per leaf, numbered in document order
+                targets = [(leaf_rel(spec.rel_out, n), leaf.id) for n, leaf in enumerate(doc.leaves(), 1)]
+            else:
+                targets = [(spec.rel_out, spec.options.get("leaf"))]
+            for rel_out, leaf in targets:
+                final = safe_join(task.outdir, rel_out)
+                buffer = io.BytesIO()
+                options = {**spec.options, "output_path": final, "leaf": leaf}
+                api.convert(doc, spec.name, buffer, options, validate=task.validate)
+                write_atomic(final, buffer.getbuffer(), task.outdir)
+                del buffer
+            if len(targets) != 1 or targets[0][0] != spec.rel_out:
+                result.setdefault("leaf_outputs", {})[spec.name] = [rel for rel, _leaf in targets]
         except ValidationFailed as exc:
             result["errors"][spec.name] = {"code": "bulk:validation-failed", "message": str(exc)}
         except UnsafePath as exc:
