@@ -61,5 +61,6 @@ def register_converters(register: Callable[[Converter], None]) -> None:
             mapping_doc="docs/formats/markdown.md",
             aliases=("md",),
             options=OPTIONS,
+            checks_while_writing=True,
         )
     )

@@ -25,12 +25,15 @@ from typing import Any
 from piconv.validation import load_schema
 
 from . import frontmatter
+from .sections import Elided, Section, Splitter, elide
 
 MAX_PROBLEMS = 50
 SCHEMA = ("piconv.converters.markdown", "schema/front-matter.schema.json")
 
 _DETAILS_OPEN = re.compile(r"^<details>\n<summary>[^<>\n]*</summary>\n?$")
 _DETAILS_CLOSE = "</details>"
+# An unescaped "[": only text holding one can use a link reference definition.
+_BRACKET = re.compile(r"(?:^|[^\\])(?:\\\\)*\[")
 _HTTP = re.compile(r"^https?://", re.IGNORECASE)
 _IMAGE_SRC = re.compile(
     r"^(?:https?://|data:image/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$"
@@ -45,28 +48,9 @@ def _parser() -> Any:
 
     md = MarkdownIt("commonmark")
     md.validateLink = lambda url: True  # see every link, even those markdown-it would drop
-    # Inline parsing is run by hand, only where it can find something (see _parse).
+    # Inline parsing is run by hand, only where it can find something (see _Body.tokens).
     md.disable("inline")
     return md
-
-
-def _parse(body: str) -> list[Any]:
-    """Block tokens, with inline children for headings and for text that holds ``<`` or
-    ``[`` (the only characters that start raw HTML, autolinks, links and images). Skipping
-    the rest gives the same verdict in a fraction of the time."""
-    md = _parser()
-    env: dict[str, Any] = {}
-    tokens = md.parse(body, env)
-    heading = False
-    for tok in tokens:
-        if tok.type == "heading_open":
-            heading = True
-        elif tok.type == "inline":
-            if heading or "<" in tok.content or "[" in tok.content:
-                tok.children = []
-                md.inline.parse(tok.content, md, env, tok.children)
-            heading = False
-    return tokens
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,114 +63,9 @@ def _validator() -> Any:
     return cls(schema)
 
 
+
 def _inline_text(token: Any) -> str:
     return "".join(c.content for c in token.children or () if c.type in ("text", "code_inline"))
-
-
-def check(data: bytes) -> list[str]:
-    problems: list[str] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return [f"line 1: not UTF-8: {exc}"]
-    try:
-        fm_lines, body_start = frontmatter.split(text)
-        fm = frontmatter.parse(fm_lines)
-    except frontmatter.FrontMatterError as exc:
-        return [f"front matter: {exc}"]
-    for err in _validator().iter_errors(fm):
-        path = "/".join(str(p) for p in err.absolute_path) or "(root)"
-        problems.append(f"line 1: front matter {path}: {err.message}")
-    if problems:
-        return problems
-    body_lines = text.split("\n")[body_start:]
-    problems.extend(check_body("\n".join(body_lines), fm, body_start))
-    return problems[:MAX_PROBLEMS]
-
-
-def check_body(body: str, fm: dict[str, Any], offset: int) -> list[str]:
-    """``offset``: lines before the body, so messages give line numbers in the file."""
-    problems: list[str] = []
-    lines = body.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline ends the last line; it starts no new one
-    tokens = _parse(body)
-    tree = fm.get("layout") == "tree"
-    turn_level = 3 if tree else 2
-    turns = segments = titles = depth = 0
-    pending_heading: tuple[int, int] | None = None  # (level, line) of the heading being read
-
-    def where(tok: Any) -> int:
-        return (tok.map[0] if tok.map else 0) + offset + 1
-
-    def problem(line: int, message: str) -> None:
-        if len(problems) < MAX_PROBLEMS:
-            problems.append(f"line {line}: {message}")
-
-    for tok in tokens:
-        if tok.type == "heading_open":
-            level = int(tok.tag[1])
-            if tok.level == 0:
-                pending_heading = (level, where(tok))
-            continue
-        if tok.type == "inline" and pending_heading is not None:
-            level, line = pending_heading
-            pending_heading = None
-            content = _inline_text(tok)
-            if level == 1:
-                titles += 1
-                if titles > 1 or turns or segments:
-                    problem(line, "a second level-1 heading (only the title may be one)")
-            elif level == turn_level:
-                turns += 1
-                if not content.startswith(f"{turns}. "):
-                    problem(line, f"turn heading out of sequence (expected number {turns}): {content[:60]!r}")
-            elif tree and level == 2:
-                segments += 1
-                if not (content == "Shared history" or content.startswith("Branch ")):
-                    problem(line, f"segment heading that is neither shared history nor a branch: {content[:60]!r}")
-            elif level < turn_level:
-                problem(line, f"level-{level} heading above the turn level: {content[:60]!r}")
-        if tok.type == "inline":
-            for child in _walk(tok.children or ()):
-                if child.type == "html_inline":
-                    problem(where(tok), f"raw inline HTML {child.content[:40]!r}")
-                elif child.type == "link_open":
-                    href = child.attrGet("href") or ""
-                    if not _HTTP.match(href):
-                        problem(where(tok), f"link to a non-http(s) target {href[:60]!r}")
-                elif child.type == "image":
-                    src = child.attrGet("src") or ""
-                    if not _IMAGE_SRC.match(src):
-                        problem(where(tok), f"image from a disallowed source {src[:60]!r}")
-        elif tok.type == "html_block":
-            content = tok.content.rstrip("\n")
-            if tok.level != 0:
-                problem(where(tok), f"raw HTML inside a container: {content[:40]!r}")
-            elif _DETAILS_OPEN.match(content):
-                depth += 1
-            elif content == _DETAILS_CLOSE:
-                depth -= 1
-                if depth < 0:
-                    problem(where(tok), "</details> without an open <details>")
-                    depth = 0
-            else:
-                problem(where(tok), f"raw HTML block {content[:40]!r}")
-        elif tok.type == "fence" and tok.map and tok.map[1] >= len(lines):
-            last = lines[tok.map[1] - 1] if tok.map[1] - tok.map[0] >= 2 else ""
-            closer = last.strip()
-            indent = len(last) - len(last.lstrip(" "))
-            if not (indent <= 3 and len(closer) >= len(tok.markup) and closer == tok.markup[0] * len(closer)):
-                problem(where(tok), "fenced code block runs unterminated to the end")
-    if depth:
-        problems.append(f"line {offset + len(lines)}: {depth} <details> block(s) not closed")
-    if titles != 1:
-        problems.append(f"line {offset + 1}: expected one level-1 title, found {titles}")
-    if turns != fm.get("turns"):
-        problems.append(f"line {offset + 1}: front matter says {fm.get('turns')} turns, found {turns} turn headings")
-    if tree and segments != fm.get("segments"):
-        problems.append(f"line {offset + 1}: front matter says {fm.get('segments')} segments, found {segments}")
-    return problems
 
 
 def _walk(children: Any) -> Any:
@@ -194,3 +73,358 @@ def _walk(children: Any) -> Any:
         yield child
         if child.children:
             yield from _walk(child.children)
+
+
+def _line_count(text: str) -> int:
+    """Lines as the parser counts them: a final newline ends the last line."""
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _last_line(text: str) -> str:
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    return text[text.rfind("\n", 0, end) + 1 : end] if end > 0 else ""
+
+
+def _identity(index: int) -> int:
+    return index
+
+
+# -- the body's checks, fed with tokens section by section ------------------------------
+
+
+class _Body:
+    """The structural checks over the body's tokens, in document order. Fed one section at
+    a time (or the whole body at once); counts, ``<details>`` depth and problems carry
+    over, so the result is the same however the body is cut."""
+
+    def __init__(self, fm: dict[str, Any], offset: int, references: dict[str, Any] | None = None) -> None:
+        self.fm = fm
+        self.offset = offset  # lines before the body
+        self.tree = fm.get("layout") == "tree"
+        self.turn_level = 3 if self.tree else 2
+        self.turns = self.segments = self.titles = self.depth = 0
+        self.problems: list[str] = []
+        self.env: dict[str, Any] = {"references": dict(references)} if references else {}
+        self.brackets = False  # some inline text so far could use a link reference
+        self.late_references = False  # ... and a definition came after it
+
+    def problem(self, line: int, message: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"line {line}: {message}")
+
+    def parse(self, text: str) -> list[Any]:
+        """Block tokens of ``text``; link reference definitions go to the shared env (see
+        :meth:`rollback`)."""
+        refs = self.env.get("references")
+        before = len(refs) if refs is not None else 0
+        tokens = _parser().parse(text, self.env)
+        refs = self.env.get("references")
+        if refs is not None and len(refs) > before and self.brackets:
+            # Inline text already checked could have used one of these definitions (the
+            # whole document's parse collects them all before any inline parse).
+            self.late_references = True
+        return tokens
+
+    def snapshot(self) -> tuple[int, int, bool]:
+        refs = self.env.get("references") or {}
+        return len(refs), len(self.env.get("duplicate_refs") or ()), self.late_references
+
+    def rollback(self, snap: tuple[int, int, bool]) -> None:
+        """Forgets what a parse that is thrown away added to the env."""
+        nrefs, ndups, late = snap
+        refs = self.env.get("references")
+        if refs is not None and len(refs) > nrefs:
+            for key in list(refs)[nrefs:]:
+                del refs[key]
+        dups = self.env.get("duplicate_refs")
+        if dups is not None:
+            del dups[ndups:]
+        self.late_references = late
+
+    def tokens(self, tokens: list[Any], line_of: Any, first: int, lines: int, last: str, final: bool) -> None:
+        """Checks one section's tokens. ``line_of`` maps a token line to a section line,
+        ``first`` is the section's first body line, ``lines`` the parser's line count of
+        the section and ``last`` its last line; ``final``: the section ends the body."""
+        md = _parser()
+        env = self.env
+        offset = self.offset + first + 1
+        turn_level, tree = self.turn_level, self.tree
+        problem = self.problem
+        heading = False
+        pending_heading: tuple[int, int] | None = None  # (level, line) of the heading being read
+
+        def where(tok: Any) -> int:
+            return line_of(tok.map[0]) + offset if tok.map else self.offset + 1
+
+        for tok in tokens:
+            kind = tok.type
+            if kind == "inline":
+                content = tok.content
+                if heading or "<" in content or "[" in content:
+                    # Only these can hold raw HTML, autolinks, links or images (and
+                    # headings are read): skipping the rest gives the same verdict.
+                    tok.children = []
+                    md.inline.parse(content, md, env, tok.children)
+                    if not self.brackets and "[" in content and _BRACKET.search(content):
+                        self.brackets = True
+                heading = False
+                if pending_heading is not None:
+                    level, line = pending_heading
+                    pending_heading = None
+                    text = _inline_text(tok)
+                    if level == 1:
+                        self.titles += 1
+                        if self.titles > 1 or self.turns or self.segments:
+                            problem(line, "a second level-1 heading (only the title may be one)")
+                    elif level == turn_level:
+                        self.turns += 1
+                        if not text.startswith(f"{self.turns}. "):
+                            problem(line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}")
+                    elif tree and level == 2:
+                        self.segments += 1
+                        if not (text == "Shared history" or text.startswith("Branch ")):
+                            problem(line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}")
+                    elif level < turn_level:
+                        problem(line, f"level-{level} heading above the turn level: {text[:60]!r}")
+                if tok.children:
+                    for child in _walk(tok.children):
+                        if child.type == "html_inline":
+                            problem(where(tok), f"raw inline HTML {child.content[:40]!r}")
+                        elif child.type == "link_open":
+                            href = child.attrGet("href") or ""
+                            if not _HTTP.match(href):
+                                problem(where(tok), f"link to a non-http(s) target {href[:60]!r}")
+                        elif child.type == "image":
+                            src = child.attrGet("src") or ""
+                            if not _IMAGE_SRC.match(src):
+                                problem(where(tok), f"image from a disallowed source {src[:60]!r}")
+            elif kind == "heading_open":
+                heading = True
+                if tok.level == 0:
+                    pending_heading = (int(tok.tag[1]), where(tok))
+            elif kind == "html_block":
+                content = tok.content.rstrip("\n")
+                if tok.level != 0:
+                    problem(where(tok), f"raw HTML inside a container: {content[:40]!r}")
+                elif _DETAILS_OPEN.match(content):
+                    self.depth += 1
+                elif content == _DETAILS_CLOSE:
+                    self.depth -= 1
+                    if self.depth < 0:
+                        problem(where(tok), "</details> without an open <details>")
+                        self.depth = 0
+                else:
+                    problem(where(tok), f"raw HTML block {content[:40]!r}")
+            elif kind == "fence" and final and tok.map and tok.map[1] >= lines:
+                closer = (last if tok.map[1] - tok.map[0] >= 2 else "").strip()
+                indent = len(last) - len(last.lstrip(" ")) if tok.map[1] - tok.map[0] >= 2 else 0
+                if not (indent <= 3 and len(closer) >= len(tok.markup) and closer == tok.markup[0] * len(closer)):
+                    problem(where(tok), "fenced code block runs unterminated to the end")
+
+    def finish(self, lines: int) -> list[str]:
+        """``lines``: the body's line count."""
+        problems = self.problems
+        fm, offset = self.fm, self.offset
+        if self.depth:
+            problems.append(f"line {offset + lines}: {self.depth} <details> block(s) not closed")
+        if self.titles != 1:
+            problems.append(f"line {offset + 1}: expected one level-1 title, found {self.titles}")
+        if self.turns != fm.get("turns"):
+            problems.append(f"line {offset + 1}: front matter says {fm.get('turns')} turns, found {self.turns} turn headings")
+        if self.tree and self.segments != fm.get("segments"):
+            problems.append(f"line {offset + 1}: front matter says {fm.get('segments')} segments, found {self.segments}")
+        return problems
+
+
+def _open_tail(tokens: list[Any], lines: int) -> bool:
+    """Whether the last top-level block runs to the end of the section as a fence or an
+    HTML block, which the next line (a heading) would continue in the whole document."""
+    for tok in reversed(tokens):
+        if tok.level == 0 and tok.map is not None:
+            return tok.map[1] >= lines and tok.type in ("fence", "html_block")
+    return False
+
+
+def _shortened_fences_hold(tokens: list[Any], elided: Elided) -> bool:
+    """Every fence whose content was left out opens at the top level on its own line and
+    closes on the next (see :mod:`.sections`)."""
+    spans = {tok.map[0] for tok in tokens if tok.type == "fence" and tok.level == 0 and tok.map and tok.map[1] == tok.map[0] + 2}
+    return all(closer - 1 in spans for closer in elided.closers)
+
+
+# -- whole documents and streams -----------------------------------------------------------
+
+
+class Stream:
+    """The checker over a document given in pieces (:meth:`feed`, then :meth:`close`).
+    Memory holds the section being read, not the document: the body is cut at top-level
+    headings (:mod:`.sections`) and each section is parsed on its own.
+
+    ``incomplete`` after :meth:`close`: the stream cannot give the whole document's
+    verdict (a CR in the text, or a link reference definition after inline text that
+    could use it); the caller runs :func:`check` over the whole output instead."""
+
+    def __init__(self, references: dict[str, Any] | None = None) -> None:
+        self.references = references  # link reference definitions known in advance
+        self.buf = ""
+        self.body: _Body | None = None
+        self.splitter: Splitter | None = None
+        self.result: list[str] | None = None  # set once the verdict is known
+        self.incomplete = False
+        self.line = 0  # body lines before the buffer
+        self.retries = 0
+        self.reparsed = 0  # sections parsed again in full (a shortened fence did not hold)
+        self.merged = 0  # cuts refused (a section did not stand alone)
+
+    def feed(self, text: str) -> None:
+        if self.result is not None or self.incomplete:
+            return
+        self.buf = self.buf + text if self.buf else text
+        self._run(final=False)
+
+    def close(self) -> list[str]:
+        if self.result is None and not self.incomplete:
+            self._run(final=True)
+        if self.incomplete:
+            return []
+        assert self.result is not None
+        return self.result
+
+    def _run(self, final: bool) -> None:
+        if "\r" in self.buf:
+            # CommonMark reads a CR as a line end: our line arithmetic would not match.
+            self.incomplete = True
+            return
+        if self.body is None and not self._head(final):
+            return
+        assert self.body is not None and self.splitter is not None
+        body, splitter, buf = self.body, self.splitter, self.buf
+        while True:
+            section = splitter.next(buf, final)
+            if section is None:
+                break
+            at_end = final and section.end == len(buf)
+            lines = self._section(buf, section, at_end)
+            if lines < 0:
+                # The section does not stand alone: read it with the next 1, 2, 4... cuts.
+                self.retries += 1
+                self.merged += 1
+                splitter.skip = 1 << (self.retries - 1)
+                continue
+            self.retries = 0
+            if at_end:
+                self.result = body.finish(self.line + lines)[:MAX_PROBLEMS]
+                if body.late_references:
+                    self.incomplete = True
+                self.buf = ""
+                return
+            self.line += lines
+            splitter.reset(section.end)
+        start = splitter.start
+        if start:
+            self.buf = buf[start:]
+            splitter.rebase(start)
+
+    def _head(self, final: bool) -> bool:
+        """Reads and validates the front matter once it is complete."""
+        buf = self.buf
+        try:
+            # Only complete lines: "---" at the end of a piece may be the start of "----".
+            fm_lines, body_start, body_offset = frontmatter.locate(buf if final else buf[: buf.rfind("\n") + 1])
+        except frontmatter.FrontMatterError as exc:
+            if final or (len(buf) >= 4 and not buf.startswith("---\n")):
+                self.result = [f"front matter: {exc}"]
+            return False  # else: not closed yet
+        try:
+            fm = frontmatter.parse(fm_lines)
+        except frontmatter.FrontMatterError as exc:
+            self.result = [f"front matter: {exc}"]
+            return False
+        problems = []
+        for err in _validator().iter_errors(fm):
+            path = "/".join(str(p) for p in err.absolute_path) or "(root)"
+            problems.append(f"line 1: front matter {path}: {err.message}")
+        if problems:
+            self.result = problems
+            return False
+        self.body = _Body(fm, body_start, self.references)
+        self.splitter = Splitter(self.body.turn_level)
+        self.buf = buf[body_offset:]
+        return True
+
+    def _section(self, buf: str, section: Section, at_end: bool) -> int:
+        """Parses and checks one section; its line count, or -1 when it does not stand
+        alone (nothing is checked then)."""
+        body = self.body
+        assert body is not None
+        snap = body.snapshot()
+        elided = elide(buf, section)
+        tokens = body.parse(elided.text)
+        if elided.closers and not _shortened_fences_hold(tokens, elided):
+            body.rollback(snap)
+            self.reparsed += 1
+            elided = Elided(buf[section.start : section.end], [], [])
+            tokens = body.parse(elided.text)
+        text = elided.text
+        lines = _line_count(text)
+        if not at_end and _open_tail(tokens, lines):
+            body.rollback(snap)
+            return -1
+        line_of = elided.line if elided.closers else _identity
+        body.tokens(tokens, line_of, self.line, lines, _last_line(text), at_end)
+        end = section.end
+        return buf.count("\n", section.start, end) + (1 if end > section.start and buf[end - 1] != "\n" else 0)
+
+
+def _decode(data: bytes) -> str | list[str]:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [f"line 1: not UTF-8: {exc}"]
+
+
+def check(data: bytes) -> list[str]:
+    """The checker, section by section (memory: the largest section, not the document)."""
+    text = _decode(data)
+    if isinstance(text, list):
+        return text
+    stream = Stream()
+    stream.feed(text)
+    problems = stream.close()
+    if not stream.incomplete:
+        return problems
+    refs = stream.body.env.get("references") if stream.body is not None else None
+    if "\r" in text or not refs:
+        return check_whole(data)
+    # A definition came after text that could use it: again, knowing every definition.
+    stream = Stream(dict(refs))
+    stream.feed(text)
+    problems = stream.close()
+    return check_whole(data) if stream.incomplete else problems
+
+
+def check_whole(data: bytes) -> list[str]:
+    """The same checks with one parse of the whole body: the reference the sectioned
+    checker is tested against (and its fallback for text with CRs)."""
+    text = _decode(data)
+    if isinstance(text, list):
+        return text
+    try:
+        fm_lines, body_start = frontmatter.split(text)
+        fm = frontmatter.parse(fm_lines)
+    except frontmatter.FrontMatterError as exc:
+        return [f"front matter: {exc}"]
+    problems = []
+    for err in _validator().iter_errors(fm):
+        path = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        problems.append(f"line 1: front matter {path}: {err.message}")
+    if problems:
+        return problems
+    lines = text.split("\n")[body_start:]
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline ends the last line; it starts no new one
+    body_text = "\n".join(text.split("\n")[body_start:])
+    body = _Body(fm, body_start)
+    tokens = body.parse(body_text)
+    body.tokens(tokens, _identity, 0, len(lines), lines[-1] if lines else "", True)
+    return body.finish(len(lines))[:MAX_PROBLEMS]

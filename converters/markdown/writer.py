@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
-from piconv import Report, UsageError
+from piconv import Report, UsageError, ValidationFailed
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -174,7 +174,49 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
     fm["generator"] = "piconv markdown"
 
     head = frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
-    _emit(out, report, [head, *body])
+    if not options.get("validate"):
+        _emit(out, report, [head, *body])
+        return
+    # Validated as it is written: the checker reads each piece as it goes out (see
+    # checker.Stream), so the output is not read back and parsed again afterwards.
+    from .checker import Stream, check
+
+    start = _tell(out)
+    kept: list[str] | None = None if start is not None else []
+    stream = Stream()
+
+    def sink(text: str) -> None:
+        stream.feed(text)
+        if kept is not None:
+            kept.append(text)
+
+    del fm, rendered
+    _emit(out, report, [head, *body], sink)
+    del body
+    problems = stream.close()
+    if stream.incomplete:
+        # Rare (a CR, or a link definition after text that could use it): the whole check.
+        if kept is not None:
+            data = "".join(kept).encode("utf-8")
+        else:
+            out.flush()
+            out.seek(start)  # type: ignore[arg-type]
+            data = out.read()
+            out.seek(0, os.SEEK_END)
+        problems = check(data)
+    if problems:
+        shown = "; ".join(problems[:5])
+        raise ValidationFailed(
+            f"markdown output failed validation ({len(problems)} problems): {shown}", path=doc.session.source_path
+        )
+
+
+def _tell(out: IO[bytes]) -> int | None:
+    """Where the output starts, if it can be read back from there."""
+    try:
+        return out.tell() if out.readable() and out.seekable() else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _tree(doc: Document, segs: list[Segment], renderer: Renderer) -> Iterator[str]:
@@ -214,26 +256,30 @@ def _note_line(text: str) -> str:
     return f"*{text}*\n"
 
 
-def _emit(out: IO[bytes], report: Report, blocks: list[str]) -> None:
+def _emit(out: IO[bytes], report: Report, blocks: list[str], sink: Callable[[str], None] | None = None) -> None:
     """Joins blocks with blank lines and writes UTF-8. Lone surrogates (from ``\\ud800``
-    escapes in the session) cannot be encoded: they become U+FFFD and are counted."""
+    escapes in the session) cannot be encoded: they become U+FFFD and are counted.
+    ``sink`` gets each piece of text as written."""
     pending: list[str] = []
     size = 0
     for block in blocks:
         pending.append(block)
         size += len(block)
         if size >= FLUSH_CHARS:
-            _write(out, report, "\n".join(pending) + "\n")
+            _write(out, report, "\n".join(pending) + "\n", sink)
             pending, size = [], 0
     if pending:
-        _write(out, report, "\n".join(pending))
+        _write(out, report, "\n".join(pending), sink)
 
 
-def _write(out: IO[bytes], report: Report, text: str) -> None:
+def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None] | None = None) -> None:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         count = len(_SURROGATE.findall(text))
         report.add("surrogates-replaced", count=count)
-        data = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+        text = _SURROGATE.sub("\ufffd", text)
+        data = text.encode("utf-8")
     out.write(data)
+    if sink is not None:
+        sink(text)

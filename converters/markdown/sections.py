@@ -1,0 +1,169 @@
+"""Cutting a Markdown body into sections the checker can parse one at a time.
+
+A *section* runs from one top-level heading at or above the turn level (``#``, ``##``,
+and ``###`` with ``layout: tree``) to the next. The cut is sound because of how
+CommonMark parses blocks, line by line with a stack of open blocks:
+
+- an ATX heading at column 0 ends a paragraph (it interrupts one), a list item or a
+  block quote (it is not indented and cannot be a lazy continuation line), and an
+  indented code block; only two things can swallow it: a fenced code block or an HTML
+  block that is still open at the top level;
+- so if a section, parsed on its own from a clean start, ends with neither a top-level
+  fence nor a top-level HTML block open, the whole document's parse is in the same clean
+  state at the next heading, and the section's tokens are the whole document's tokens for
+  those lines. The checker verifies this on every section's tokens and, where it fails,
+  parses the section together with the next one(s) instead (:meth:`Splitter.next`).
+
+The scanner that proposes the cuts only needs to be good, not exact: it skips headings
+inside fences opened at column 0 and inside our own ``<details>`` blocks (a blank line
+ends CommonMark's HTML block, so their content is ordinary top-level Markdown; the
+checker carries the ``<details>`` depth from section to section anyway), and a block
+quote never holds a line starting with ``#``. Markdown text from sessions is escaped so
+that its own headings sit below the turn level.
+
+Fence contents are left out of the text the parser sees (only the opening and closing
+lines stay): a fenced block yields one token whatever it holds, and the checker never
+reads its content. That is sound when the whole document's parser opens the fence on
+the same line at the top level and no line inside could close it: the scanner finds the
+first line that could close it under any reading (any indentation, a run of the fence
+character at least as long, any trailing white space), and the checker verifies on the
+tokens that the shortened fence opens at the top level on the scanner's line and closes
+on the next; else the section is parsed again in full (:func:`elide`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+# A line that could close a fence under any reading (CommonMark: up to three spaces of
+# indentation, a run at least as long as the opener, then spaces or tabs only).
+_CLOSER = re.compile(r"^[^\S\n]*(`{3,}|~{3,})[^\S\n]*$", re.MULTILINE)
+
+
+def _interesting(turn_level: int) -> re.Pattern[str]:
+    """A heading at or above the turn level, a fence opener at column 0, or one of our
+    ``<details>`` / ``</details>`` lines."""
+    return re.compile(
+        rf"^(?:(#{{1,{turn_level}}})(?:[ \t]|$)|(`{{3,}}|~{{3,}})([^\n]*)$|<(/?)details>$)",
+        re.MULTILINE,
+    )
+
+
+@dataclass(slots=True)
+class Section:
+    """``text[start:end]`` of the buffer, with fence contents to leave out."""
+
+    start: int
+    end: int
+    regions: list[tuple[int, int]] = field(default_factory=list)
+
+
+class Splitter:
+    """Scans a growing buffer from a section's start to the next cut. Resumable: with
+    ``final`` false it stops at the last complete line and picks up there later."""
+
+    def __init__(self, turn_level: int) -> None:
+        self._interesting = _interesting(turn_level)
+        self.reset(0)
+
+    def reset(self, start: int) -> None:
+        """A new section starts at ``start`` (a line start) in a clean parser state."""
+        self.start = start
+        self.pos = start
+        self.fence: tuple[str, int] | None = None
+        self.content_start = 0
+        self.depth = 0
+        self.regions: list[tuple[int, int]] = []
+        self.skip = 0  # cuts to pass over (the section failed to stand alone)
+
+    def rebase(self, delta: int) -> None:
+        """The buffer lost its first ``delta`` characters."""
+        self.start -= delta
+        self.pos -= delta
+        self.content_start -= delta
+        self.regions = [(a - delta, b - delta) for a, b in self.regions]
+
+    def next(self, buf: str, final: bool) -> Section | None:
+        """The section from ``start`` to the next cut, or to the end when ``final``;
+        ``None`` when more text is needed. The caller then calls :meth:`reset`."""
+        limit = len(buf) if final else buf.rfind("\n") + 1
+        pos = max(self.pos, self.start)
+        interesting = self._interesting
+        while True:
+            if self.fence is not None:
+                char, length = self.fence
+                m = _CLOSER.search(buf, pos, limit)
+                while m is not None and not (m.group(1)[0] == char and len(m.group(1)) >= length):
+                    m = _CLOSER.search(buf, m.end() + 1, limit)
+                if m is None:
+                    break
+                if m.start() > self.content_start:
+                    self.regions.append((self.content_start, m.start()))
+                self.fence = None
+                pos = m.end()
+                continue
+            m = interesting.search(buf, pos, limit)
+            if m is None:
+                break
+            pos = m.end()
+            if m.group(1) is not None:
+                if self.depth == 0 and m.start() > self.start:
+                    if self.skip == 0:
+                        self.pos = m.start()
+                        return Section(self.start, m.start(), self.regions)
+                    self.skip -= 1
+            elif m.group(2) is not None:
+                marker = m.group(2)
+                if marker[0] == "`" and "`" in m.group(3):
+                    continue  # not an opener: a backtick fence's info has no backtick
+                if pos + 1 > limit:
+                    break  # the opener is the last line so far
+                self.fence = (marker[0], len(marker))
+                self.content_start = pos + 1
+            elif m.group(4):
+                self.depth = max(0, self.depth - 1)
+            else:
+                self.depth += 1
+        self.pos = limit
+        if final:
+            return Section(self.start, len(buf), self.regions)
+        return None
+
+
+@dataclass(slots=True)
+class Elided:
+    """A section's text with fence contents left out, and how to map its lines back."""
+
+    text: str
+    closers: list[int]  # elided line index of each shortened fence's closing line
+    removed: list[int]  # lines left out up to and including that fence
+
+    def line(self, index: int) -> int:
+        """The section line of elided line ``index``."""
+        k = bisect.bisect_right(self.closers, index)
+        return index + (self.removed[k - 1] if k else 0)
+
+
+def elide(buf: str, section: Section) -> Elided:
+    pieces: list[str] = []
+    closers: list[int] = []
+    removed: list[int] = []
+    prev = section.start
+    line = 0
+    total = 0
+    count = buf.count
+    for cs, ce in section.regions:
+        if cs < section.start or ce > section.end:
+            continue
+        pieces.append(buf[prev:cs])
+        line += count("\n", prev, cs)
+        total += count("\n", cs, ce)
+        closers.append(line)
+        removed.append(total)
+        prev = ce
+    if not pieces:
+        return Elided(buf[section.start : section.end], [], [])
+    pieces.append(buf[prev : section.end])
+    return Elided("".join(pieces), closers, removed)

@@ -1,0 +1,177 @@
+"""The sectioned Markdown checker gives the whole-document checker's answer: on every
+corpus and hostile output, on the same outputs broken in ways that defeat a naive cut,
+and however the text arrives in pieces."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from piconv import Report, ValidationFailed
+from piconv.converters.markdown import checker, write
+from piconv.converters.markdown.sections import Splitter, elide
+
+from .conftest import REPO, corpus_files, corpus_ids
+
+HOSTILE = sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
+SOURCES = corpus_files() + HOSTILE
+IDS = corpus_ids() + [f"hostile/{p.stem}" for p in HOSTILE]
+
+
+def convert(path: Path, **options: Any) -> str:
+    import piconv
+
+    out = io.BytesIO()
+    opts = {"images": "embed", "all_branches": False, "leaf": None, "output_path": None, **options}
+    write(piconv.load(path), out, opts, Report("markdown"))
+    return out.getvalue().decode("utf-8")
+
+
+def both(text: str) -> list[str]:
+    data = text.encode("utf-8")
+    sectioned = checker.check(data)
+    whole = checker.check_whole(data)
+    assert sectioned == whole
+    return sectioned
+
+
+def streamed(text: str, size: int) -> list[str]:
+    stream = checker.Stream()
+    for i in range(0, len(text), size):
+        stream.feed(text[i : i + size])
+    problems = stream.close()
+    return checker.check_whole(text.encode("utf-8")) if stream.incomplete else problems
+
+
+def sections(text: str) -> int:
+    """How many sections the body is cut into (front matter aside)."""
+    body = text[text.index("\n---\n") + 5 :]
+    splitter = Splitter(3 if 'layout: "tree"' in text else 2)
+    count = 0
+    while True:
+        section = splitter.next(body, True)
+        assert section is not None
+        count += 1
+        elide(body, section)
+        if section.end == len(body):
+            return count
+        splitter.reset(section.end)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=IDS)
+@pytest.mark.parametrize("all_branches", [False, True], ids=["path", "tree"])
+def test_sectioned_equals_whole_document(path: Path, all_branches: bool) -> None:
+    text = convert(path, all_branches=all_branches)
+    assert both(text) == []
+    turns = len(re.findall(r"^#{2,3} \d+\. ", text, re.M))
+    assert sections(text) >= min(turns, 2)  # the cut really happens
+    for size in (1, 7, 4096):
+        if size == 1 and len(text) > 200_000:
+            continue
+        assert streamed(text, size) == []
+
+
+def _turn_starts(text: str) -> list[int]:
+    return [m.start() for m in re.finditer(r"^#{2,3} \d+\. ", text, re.M)]
+
+
+def _mutations(text: str) -> dict[str, tuple[str, bool | None]]:
+    """name -> (mutated text, whether the checker must reject it; None: either way)."""
+    starts = _turn_starts(text)
+    mid = starts[len(starts) // 2]
+    first_closer = re.search(r"^(`{3,}|~{3,})$", text[mid:], re.M)
+    last_closer = list(re.finditer(r"^(`{3,}|~{3,})$", text, re.M))[-1]
+    out: dict[str, tuple[str, bool | None]] = {
+        "last fence unclosed": (text[: last_closer.start()] + text[last_closer.end() + 1 :], True),
+        "extra </details>": (text[:mid] + "</details>\n\n" + text[mid:], True),
+        "stray turn heading": (text[:mid] + "## 2. Stray\n\n" + text[mid:], True),
+        "unterminated comment": (text[:mid] + "<!--\n\n" + text[mid:], True),
+        "html block eats a heading": (text[:mid] + "<details>\n" + text[mid:], True),
+        "open fence at the end": (text + "\n```\nnever closed\n", True),
+        "late javascript reference": (
+            text[:mid] + "[r]\n\n" + text[mid:] + "\n[r]: javascript:alert(1)\n",
+            True,
+        ),
+        "late http reference": (text[:mid] + "[r]\n\n" + text[mid:] + "\n[r]: https://example.org\n", False),
+        "carriage return": (text[:mid] + "\r" + text[mid:], False),
+        "indented fence over a cut": (text[:mid] + "  ```\n" + text[mid:] + "\n  ```\n", True),
+        "list fence over a cut": (text[:mid] + "- item\n\n  ```\n" + text[mid:], False),
+    }
+    if first_closer is not None:
+        a, b = mid + first_closer.start(), mid + first_closer.end()
+        closer = text[a:b]
+        # (whether this is rejected depends on what the fence then swallows)
+        out["unclosed fence"] = (text[:a] + text[b + 1 :], None)
+        out["closer with a no-break space"] = (text[:a] + closer + "\u00a0" + text[b:], None)
+        out["closer with a tab"] = (text[:a] + closer + "\t" + text[b:], False)
+    opener = re.search(r"^(`{3,})[a-z]+\n", text[mid:], re.M)
+    if opener is not None:
+        at, run = mid + opener.end(), opener.group(1)
+        out["turn heading inside a fence"] = (text[:at] + "## 2. In code\n" + text[at:], False)
+        out["longer fence run inside"] = (text[:at] + run + "`\n" + text[at:], None)
+    return out
+
+
+MUTATED = [p for p in SOURCES if p.stem in ("markdown-hostile", "basic", "images", "extensions", "branching")]
+
+
+@pytest.mark.parametrize("path", MUTATED, ids=[p.stem for p in MUTATED])
+def test_mutated_outputs_get_the_same_verdict(path: Path) -> None:
+    text = convert(path, images="omit")
+    if len(_turn_starts(text)) < 3:
+        pytest.skip("too few turns to cut")
+    fallbacks = {"reparsed": 0, "merged": 0}
+    mutations = _mutations(text)
+    for name, (bad, rejected) in mutations.items():
+        problems = both(bad)
+        if rejected is not None:
+            assert bool(problems) == rejected, (name, problems[:3])
+        assert streamed(bad, 997) == problems, name
+        stream = checker.Stream()
+        stream.feed(bad)
+        stream.close()
+        fallbacks["reparsed"] += stream.reparsed
+        fallbacks["merged"] += stream.merged
+    # The mutations exercise both ways the checker refuses a cut or a shortened fence.
+    assert fallbacks["merged"], fallbacks
+    if "closer with a no-break space" in mutations:
+        assert fallbacks["reparsed"], fallbacks
+
+
+def test_references_defined_late_are_seen_everywhere() -> None:
+    text = convert(HOSTILE[-1] if HOSTILE[-1].stem == "markdown-hostile" else HOSTILE[0], images="omit")
+    mid = _turn_starts(text)[1]
+    bad = text[:mid] + "[r]\n\n" + text[mid:] + "\n[r]: javascript:alert(1)\n"
+    problems = both(bad)
+    assert any("javascript" in p for p in problems)
+    stream = checker.Stream()
+    stream.feed(bad)
+    stream.close()
+    assert stream.incomplete  # the stream alone cannot know; check() reads it again
+
+
+def test_validation_while_writing_matches_check(tmp_path: Path) -> None:
+    import piconv
+
+    path = next(p for p in SOURCES if p.stem == "markdown-hostile")
+    out = tmp_path / "out.md"
+    piconv.convert(path, "markdown", out)
+    assert checker.check(out.read_bytes()) == []
+    from piconv.converters.markdown import writer
+
+    doc = piconv.load(path)
+    original = writer._write
+
+    def corrupt(stream: Any, report: Report, text: str, sink: Any = None) -> None:
+        original(stream, report, text.replace("\n</details>\n", "\n</details>\n\n</details>\n", 1), sink)
+
+    writer._write = corrupt  # type: ignore[assignment]
+    try:
+        with pytest.raises(ValidationFailed, match="without an open"):
+            piconv.convert(doc, "markdown", tmp_path / "bad.md")
+    finally:
+        writer._write = original  # type: ignore[assignment]
+    assert not (tmp_path / "bad.md").exists()
