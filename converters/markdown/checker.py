@@ -25,9 +25,11 @@ from typing import Any
 from piconv.validation import load_schema
 
 from . import frontmatter
-from .sections import Elided, Section, Splitter, elide
+from .sections import Elided, Section, Splitter, elide, whole
 
 MAX_PROBLEMS = 50
+FEED_CHARS = 1 << 16
+"""The stream reads its input in pieces of at least this many characters."""
 SCHEMA = ("piconv.converters.markdown", "schema/front-matter.schema.json")
 
 _DETAILS_OPEN = re.compile(r"^<details>\n<summary>[^<>\n]*</summary>\n?$")
@@ -141,16 +143,24 @@ class _Body:
             del dups[ndups:]
         self.late_references = late
 
-    def tokens(self, tokens: list[Any], line_of: Any, first: int, lines: int, last: str, final: bool) -> None:
+    def tokens(
+        self,
+        tokens: list[Any],
+        line_of: Any,
+        first: int,
+        lines: int,
+        last: str,
+        final: bool,
+        sentinels: set[int] | frozenset[int] = frozenset(),
+    ) -> None:
         """Checks one section's tokens. ``line_of`` maps a token line to a section line,
         ``first`` is the section's first body line, ``lines`` the parser's line count of
-        the section and ``last`` its last line; ``final``: the section ends the body."""
+        the section and ``last`` its last line; ``final``: the section ends the body;
+        ``sentinels``: lines of blocks left out (their checks are known to pass)."""
         md = _parser()
         env = self.env
         offset = self.offset + first + 1
-        turn_level, tree = self.turn_level, self.tree
         problem = self.problem
-        heading = False
         pending_heading: tuple[int, int] | None = None  # (level, line) of the heading being read
 
         def where(tok: Any) -> int:
@@ -160,32 +170,17 @@ class _Body:
             kind = tok.type
             if kind == "inline":
                 content = tok.content
-                if heading or "<" in content or "[" in content:
-                    # Only these can hold raw HTML, autolinks, links or images (and
-                    # headings are read): skipping the rest gives the same verdict.
+                parsed = "<" in content or "[" in content
+                if parsed:
+                    # Only these can hold raw HTML, autolinks, links or images: skipping
+                    # the inline parse of the rest gives the same verdict.
                     tok.children = []
                     md.inline.parse(content, md, env, tok.children)
                     if not self.brackets and "[" in content and _BRACKET.search(content):
                         self.brackets = True
-                heading = False
                 if pending_heading is not None:
-                    level, line = pending_heading
+                    self._heading(pending_heading, tok, parsed)
                     pending_heading = None
-                    text = _inline_text(tok)
-                    if level == 1:
-                        self.titles += 1
-                        if self.titles > 1 or self.turns or self.segments:
-                            problem(line, "a second level-1 heading (only the title may be one)")
-                    elif level == turn_level:
-                        self.turns += 1
-                        if not text.startswith(f"{self.turns}. "):
-                            problem(line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}")
-                    elif tree and level == 2:
-                        self.segments += 1
-                        if not (text == "Shared history" or text.startswith("Branch ")):
-                            problem(line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}")
-                    elif level < turn_level:
-                        problem(line, f"level-{level} heading above the turn level: {text[:60]!r}")
                 if tok.children:
                     for child in _walk(tok.children):
                         if child.type == "html_inline":
@@ -199,10 +194,11 @@ class _Body:
                             if not _IMAGE_SRC.match(src):
                                 problem(where(tok), f"image from a disallowed source {src[:60]!r}")
             elif kind == "heading_open":
-                heading = True
                 if tok.level == 0:
                     pending_heading = (int(tok.tag[1]), where(tok))
             elif kind == "html_block":
+                if sentinels and tok.level == 0 and tok.map and tok.map[0] in sentinels:
+                    continue
                 content = tok.content.rstrip("\n")
                 if tok.level != 0:
                     problem(where(tok), f"raw HTML inside a container: {content[:40]!r}")
@@ -220,6 +216,42 @@ class _Body:
                 indent = len(last) - len(last.lstrip(" ")) if tok.map[1] - tok.map[0] >= 2 else 0
                 if not (indent <= 3 and len(closer) >= len(tok.markup) and closer == tok.markup[0] * len(closer)):
                     problem(where(tok), "fenced code block runs unterminated to the end")
+
+    def _heading(self, heading: tuple[int, int], tok: Any, parsed: bool) -> None:
+        """The checks of a top-level heading. Its text (inline parsed) is read only where
+        the check cannot be decided on its source: source that starts with digits, ". ",
+        letters or spaces (none of which starts an inline construct) starts the same
+        parsed, and a source of letters and spaces only is its text."""
+        level, line = heading
+        content = tok.content
+        if level == 1:
+            self.titles += 1
+            if self.titles > 1 or self.turns or self.segments:
+                self.problem(line, "a second level-1 heading (only the title may be one)")
+            return
+        if level == self.turn_level:
+            self.turns += 1
+            if content.startswith(f"{self.turns}. "):
+                return
+        elif self.tree and level == 2:
+            self.segments += 1
+            if content == "Shared history" or content.startswith("Branch "):
+                return
+        elif level > self.turn_level:
+            return
+        if not parsed:
+            md = _parser()
+            tok.children = []
+            md.inline.parse(content, md, self.env, tok.children)
+        text = _inline_text(tok)
+        if level == self.turn_level:
+            if not text.startswith(f"{self.turns}. "):
+                self.problem(line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}")
+        elif self.tree and level == 2:
+            if not (text == "Shared history" or text.startswith("Branch ")):
+                self.problem(line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}")
+        else:
+            self.problem(line, f"level-{level} heading above the turn level: {text[:60]!r}")
 
     def finish(self, lines: int) -> list[str]:
         """``lines``: the body's line count."""
@@ -245,11 +277,19 @@ def _open_tail(tokens: list[Any], lines: int) -> bool:
     return False
 
 
-def _shortened_fences_hold(tokens: list[Any], elided: Elided) -> bool:
+def _elisions_hold(tokens: list[Any], elided: Elided) -> bool:
     """Every fence whose content was left out opens at the top level on its own line and
-    closes on the next (see :mod:`.sections`)."""
-    spans = {tok.map[0] for tok in tokens if tok.type == "fence" and tok.level == 0 and tok.map and tok.map[1] == tok.map[0] + 2}
-    return all(closer - 1 in spans for closer in elided.closers)
+    closes on the next; every sentinel is a top-level HTML block of one line (see
+    :mod:`.sections`)."""
+    fences = set()
+    blocks = set()
+    for tok in tokens:
+        if tok.level == 0 and tok.map:
+            if tok.type == "fence" and tok.map[1] == tok.map[0] + 2:
+                fences.add(tok.map[0])
+            elif tok.type == "html_block" and tok.map[1] == tok.map[0] + 1:
+                blocks.add(tok.map[0])
+    return fences.issuperset(elided.fences) and blocks.issuperset(elided.sentinels)
 
 
 # -- whole documents and streams -----------------------------------------------------------
@@ -264,8 +304,9 @@ class Stream:
     verdict (a CR in the text, or a link reference definition after inline text that
     could use it); the caller runs :func:`check` over the whole output instead."""
 
-    def __init__(self, references: dict[str, Any] | None = None) -> None:
+    def __init__(self, references: dict[str, Any] | None = None, piece: int = FEED_CHARS) -> None:
         self.references = references  # link reference definitions known in advance
+        self.piece = piece
         self.buf = ""
         self.body: _Body | None = None
         self.splitter: Splitter | None = None
@@ -273,17 +314,36 @@ class Stream:
         self.incomplete = False
         self.line = 0  # body lines before the buffer
         self.retries = 0
+        self.pending: list[str] = []  # small pieces, read once they add up to FEED_CHARS
+        self.pending_size = 0
         self.reparsed = 0  # sections parsed again in full (a shortened fence did not hold)
         self.merged = 0  # cuts refused (a section did not stand alone)
 
     def feed(self, text: str) -> None:
         if self.result is not None or self.incomplete:
             return
+        if "\r" in text:
+            # CommonMark reads a CR as a line end: our line arithmetic would not match.
+            self.incomplete = True
+            return
+        if self.pending:
+            self.pending.append(text)
+            self.pending_size += len(text)
+            if self.pending_size < self.piece:
+                return
+            text = "".join(self.pending)
+            self.pending, self.pending_size = [], 0
+        elif len(text) < self.piece:
+            self.pending, self.pending_size = [text], len(text)
+            return
         self.buf = self.buf + text if self.buf else text
         self._run(final=False)
 
     def close(self) -> list[str]:
         if self.result is None and not self.incomplete:
+            if self.pending:
+                self.buf += "".join(self.pending)
+                self.pending = []
             self._run(final=True)
         if self.incomplete:
             return []
@@ -291,10 +351,6 @@ class Stream:
         return self.result
 
     def _run(self, final: bool) -> None:
-        if "\r" in self.buf:
-            # CommonMark reads a CR as a line end: our line arithmetic would not match.
-            self.incomplete = True
-            return
         if self.body is None and not self._head(final):
             return
         assert self.body is not None and self.splitter is not None
@@ -360,18 +416,18 @@ class Stream:
         snap = body.snapshot()
         elided = elide(buf, section)
         tokens = body.parse(elided.text)
-        if elided.closers and not _shortened_fences_hold(tokens, elided):
+        if elided.anchors and not _elisions_hold(tokens, elided):
             body.rollback(snap)
             self.reparsed += 1
-            elided = Elided(buf[section.start : section.end], [], [])
+            elided = whole(buf, section)
             tokens = body.parse(elided.text)
         text = elided.text
         lines = _line_count(text)
         if not at_end and _open_tail(tokens, lines):
             body.rollback(snap)
             return -1
-        line_of = elided.line if elided.closers else _identity
-        body.tokens(tokens, line_of, self.line, lines, _last_line(text), at_end)
+        line_of = elided.line if elided.anchors else _identity
+        body.tokens(tokens, line_of, self.line, lines, _last_line(text), at_end, elided.sentinels)
         end = section.end
         return buf.count("\n", section.start, end) + (1 if end > section.start and buf[end - 1] != "\n" else 0)
 

@@ -51,13 +51,26 @@ def _interesting(turn_level: int) -> re.Pattern[str]:
     )
 
 
+_REGION_HEAD = re.compile(r"<details>\n<summary>[^<>\n]*</summary>\n\n")
+_FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")
+_DETAILS_END = "</details>\n"
+SENTINEL = "<details>\n"
+"""What a whole tool-result block is replaced with (see :func:`elide`)."""
+
+
+class _More(Exception):
+    """The buffer ends before the question can be answered."""
+
+
 @dataclass(slots=True)
 class Section:
-    """``text[start:end]`` of the buffer, with fence contents to leave out."""
+    """``text[start:end]`` of the buffer, with what to leave out: ``(start, end, block)``
+    spans, fence contents (``block`` false) or whole collapsed blocks holding only fences
+    (``block`` true, replaced by :data:`SENTINEL`)."""
 
     start: int
     end: int
-    regions: list[tuple[int, int]] = field(default_factory=list)
+    regions: list[tuple[int, int, bool]] = field(default_factory=list)
 
 
 class Splitter:
@@ -75,7 +88,7 @@ class Splitter:
         self.fence: tuple[str, int] | None = None
         self.content_start = 0
         self.depth = 0
-        self.regions: list[tuple[int, int]] = []
+        self.regions: list[tuple[int, int, bool]] = []
         self.skip = 0  # cuts to pass over (the section failed to stand alone)
 
     def rebase(self, delta: int) -> None:
@@ -83,7 +96,7 @@ class Splitter:
         self.start -= delta
         self.pos -= delta
         self.content_start -= delta
-        self.regions = [(a - delta, b - delta) for a, b in self.regions]
+        self.regions = [(a - delta, b - delta, k) for a, b, k in self.regions]
 
     def next(self, buf: str, final: bool) -> Section | None:
         """The section from ``start`` to the next cut, or to the end when ``final``;
@@ -94,20 +107,17 @@ class Splitter:
         while True:
             if self.fence is not None:
                 char, length = self.fence
-                m = _CLOSER.search(buf, pos, limit)
-                while m is not None and not (m.group(1)[0] == char and len(m.group(1)) >= length):
-                    m = _CLOSER.search(buf, m.end() + 1, limit)
+                m = _closer(buf, pos, limit, char, length)
                 if m is None:
                     break
                 if m.start() > self.content_start:
-                    self.regions.append((self.content_start, m.start()))
+                    self.regions.append((self.content_start, m.start(), False))
                 self.fence = None
                 pos = m.end()
                 continue
             m = interesting.search(buf, pos, limit)
             if m is None:
                 break
-            pos = m.end()
             if m.group(1) is not None:
                 if self.depth == 0 and m.start() > self.start:
                     if self.skip == 0:
@@ -117,53 +127,133 @@ class Splitter:
             elif m.group(2) is not None:
                 marker = m.group(2)
                 if marker[0] == "`" and "`" in m.group(3):
+                    pos = m.end()
                     continue  # not an opener: a backtick fence's info has no backtick
-                if pos + 1 > limit:
-                    break  # the opener is the last line so far
                 self.fence = (marker[0], len(marker))
-                self.content_start = pos + 1
+                self.content_start = m.end() + 1
             elif m.group(4):
                 self.depth = max(0, self.depth - 1)
             else:
+                try:
+                    end = _fenced_block(buf, m.start(), limit, final)
+                except _More:
+                    self.pos = m.start()
+                    return None
+                if end:
+                    self.regions.append((m.start(), end, True))
+                    pos = end
+                    continue
                 self.depth += 1
+            pos = m.end()
         self.pos = limit
         if final:
             return Section(self.start, len(buf), self.regions)
         return None
 
 
+def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> re.Match[str] | None:
+    """The first line from ``pos`` that could close a fence of ``length`` ``char``s."""
+    m = _CLOSER.search(buf, pos, limit)
+    while m is not None and not (m.group(1)[0] == char and len(m.group(1)) >= length):
+        m = _CLOSER.search(buf, m.end() + 1, limit)
+    return m
+
+
+def _fenced_block(buf: str, p: int, limit: int, final: bool) -> int:
+    """The end (after its newline) of the collapsed block at ``p`` when it is exactly
+    ours and holds fenced blocks only, each closed by a line holding the fence and
+    nothing else, and a blank line (or the end) follows it; else 0. Such a block parses
+    into an HTML block, fences and an HTML block, all at the top level, whatever comes
+    before it, as long as its first line opens an HTML block there (which the checker
+    verifies on the sentinel that replaces it)."""
+
+    def need(end: int) -> None:
+        if end > limit and not final:
+            raise _More
+
+    m = _REGION_HEAD.match(buf, p, limit)
+    if m is None:
+        if buf.count("\n", p, limit) < 3:
+            need(limit + 1)
+        return 0
+    q = m.end()
+    while True:
+        need(q + 1)
+        f = _FENCE_LINE.match(buf, q, limit)
+        if f is None:
+            if buf.find("\n", q, limit) < 0:
+                need(limit + 1)
+            return 0
+        marker = f.group(1)
+        if marker[0] == "`" and "`" in f.group(2):
+            return 0
+        c = _closer(buf, f.end(), limit, marker[0], len(marker))
+        if c is None:
+            need(limit + 1)
+            return 0
+        if c.group(0) != marker[0] * len(c.group(0)):
+            return 0  # a closing line with white space: left to the parser
+        q = c.end() + 1
+        need(q + 1)
+        if buf.startswith("\n", q, limit):
+            q += 1
+        else:
+            return 0
+        need(q + len(_DETAILS_END) + 1)
+        if buf.startswith(_DETAILS_END, q, limit):
+            end = q + len(_DETAILS_END)
+            if end == len(buf) or buf.startswith("\n", end, limit):
+                return end
+            return 0
+
+
 @dataclass(slots=True)
 class Elided:
-    """A section's text with fence contents left out, and how to map its lines back."""
+    """A section's text with parts left out, and how to map its lines back."""
 
     text: str
-    closers: list[int]  # elided line index of each shortened fence's closing line
-    removed: list[int]  # lines left out up to and including that fence
+    anchors: list[int]  # elided line index from which each removal shifts line numbers
+    removed: list[int]  # lines left out up to that point
+    fences: list[int]  # elided line index of each shortened fence's opening line
+    sentinels: set[int]  # elided line index of each sentinel
 
     def line(self, index: int) -> int:
         """The section line of elided line ``index``."""
-        k = bisect.bisect_right(self.closers, index)
+        k = bisect.bisect_right(self.anchors, index)
         return index + (self.removed[k - 1] if k else 0)
+
+
+def whole(buf: str, section: Section) -> Elided:
+    return Elided(buf[section.start : section.end], [], [], [], set())
 
 
 def elide(buf: str, section: Section) -> Elided:
     pieces: list[str] = []
-    closers: list[int] = []
+    anchors: list[int] = []
     removed: list[int] = []
+    fences: list[int] = []
+    sentinels: set[int] = set()
     prev = section.start
     line = 0
     total = 0
     count = buf.count
-    for cs, ce in section.regions:
-        if cs < section.start or ce > section.end:
+    for start, end, block in section.regions:
+        if start < section.start or end > section.end:
             continue
-        pieces.append(buf[prev:cs])
-        line += count("\n", prev, cs)
-        total += count("\n", cs, ce)
-        closers.append(line)
+        pieces.append(buf[prev:start])
+        line += count("\n", prev, start)
+        if block:
+            pieces.append(SENTINEL)
+            sentinels.add(line)
+            total += count("\n", start, end) - 1
+            line += 1
+        else:
+            fences.append(line - 1)
+            total += count("\n", start, end)
+        anchors.append(line)
         removed.append(total)
-        prev = ce
+        prev = end
     if not pieces:
-        return Elided(buf[section.start : section.end], [], [])
+        return whole(buf, section)
     pieces.append(buf[prev : section.end])
-    return Elided("".join(pieces), closers, removed)
+    return Elided("".join(pieces), anchors, removed, fences, sentinels)
