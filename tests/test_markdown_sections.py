@@ -182,3 +182,18 @@ def test_validation_while_writing_matches_check(tmp_path: Path) -> None:
     finally:
         writer._write = original  # type: ignore[assignment]
     assert not (tmp_path / "bad.md").exists()
+
+
+HEADINGS = [
+    "## 1. User", "# T", "##", "## ", "##\t", "## a ##", "## a##", "## a #  ", "## # #", "## ###",
+    "### x \\#", "## a\t#\t", "## \u00a0x\u00a0", "## \u2003a #", "## a\x00b", "#\ta", "## `1. `x", "## ## ##",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", HEADINGS)
+def test_heading_tokens_match_markdown_it(line: str) -> None:
+    """The cut heading's tokens are made by hand: they must be what markdown-it makes."""
+    tokens = checker._parser().parse(line + "\ntext\n")
+    mine = checker._heading_tokens(line + "\ntext\n")
+    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [(t.type, t.tag, t.level, t.map) for t in tokens[:2]]
+    assert mine[1].content == tokens[1].content

@@ -19,6 +19,7 @@ Links are collected with markdown-it's own link validation switched off, so a
 from __future__ import annotations
 
 import functools
+import gc
 import re
 from typing import Any
 
@@ -277,7 +278,7 @@ def _open_tail(tokens: list[Any], lines: int) -> bool:
     return False
 
 
-def _elisions_hold(tokens: list[Any], elided: Elided) -> bool:
+def _elisions_hold(tokens: list[Any], elided: Elided, skip: int = 0) -> bool:
     """Every fence whose content was left out opens at the top level on its own line and
     closes on the next; every sentinel is a top-level HTML block of one line (see
     :mod:`.sections`)."""
@@ -286,9 +287,9 @@ def _elisions_hold(tokens: list[Any], elided: Elided) -> bool:
     for tok in tokens:
         if tok.level == 0 and tok.map:
             if tok.type == "fence" and tok.map[1] == tok.map[0] + 2:
-                fences.add(tok.map[0])
+                fences.add(tok.map[0] + skip)
             elif tok.type == "html_block" and tok.map[1] == tok.map[0] + 1:
-                blocks.add(tok.map[0])
+                blocks.add(tok.map[0] + skip)
     return fences.issuperset(elided.fences) and blocks.issuperset(elided.sentinels)
 
 
@@ -314,6 +315,7 @@ class Stream:
         self.incomplete = False
         self.line = 0  # body lines before the buffer
         self.retries = 0
+        self.at_cut = False  # the next section starts at a cut (with its heading)
         self.pending: list[str] = []  # small pieces, read once they add up to FEED_CHARS
         self.pending_size = 0
         self.reparsed = 0  # sections parsed again in full (a shortened fence did not hold)
@@ -351,6 +353,17 @@ class Stream:
         return self.result
 
     def _run(self, final: bool) -> None:
+        # The cyclic GC paused: parsing allocates tokens by the hundred thousand (none in
+        # cycles), and each collection would walk the caller's whole document too.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._drain(final)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _drain(self, final: bool) -> None:
         if self.body is None and not self._head(final):
             return
         assert self.body is not None and self.splitter is not None
@@ -386,7 +399,7 @@ class Stream:
         buf = self.buf
         try:
             # Only complete lines: "---" at the end of a piece may be the start of "----".
-            fm_lines, body_start, body_offset = frontmatter.locate(buf if final else buf[: buf.rfind("\n") + 1])
+            fm_lines, body_start, body_offset = frontmatter.locate(buf, len(buf) if final else buf.rfind("\n") + 1)
         except frontmatter.FrontMatterError as exc:
             if final or (len(buf) >= 4 and not buf.startswith("---\n")):
                 self.result = [f"front matter: {exc}"]
@@ -405,7 +418,7 @@ class Stream:
             return False
         self.body = _Body(fm, body_start, self.references)
         self.splitter = Splitter(self.body.turn_level)
-        self.buf = buf[body_offset:]
+        self.splitter.reset(body_offset)
         return True
 
     def _section(self, buf: str, section: Section, at_end: bool) -> int:
@@ -415,21 +428,84 @@ class Stream:
         assert body is not None
         snap = body.snapshot()
         elided = elide(buf, section)
-        tokens = body.parse(elided.text)
-        if elided.anchors and not _elisions_hold(tokens, elided):
+        text = elided.text
+        # A section after a cut starts with its heading, which opens and closes on that
+        # line in a clean state: its tokens are made here, the parse starts below it.
+        head = _heading_tokens(text) if self.at_cut else None
+        skip = 1 if head is not None else 0
+        rest = _below_first_line(text) if head is not None else text
+        tokens = body.parse(rest)
+        if elided.anchors and not _elisions_hold(tokens, elided, skip):
             body.rollback(snap)
             self.reparsed += 1
             elided = whole(buf, section)
-            tokens = body.parse(elided.text)
-        text = elided.text
+            text = elided.text
+            rest = _below_first_line(text) if head is not None else text
+            tokens = body.parse(rest)
         lines = _line_count(text)
-        if not at_end and _open_tail(tokens, lines):
+        if not at_end and _open_tail(tokens, lines - skip):
             body.rollback(snap)
             return -1
+        if head is not None:
+            body.tokens(head, _identity, self.line, lines, "", False)
         line_of = elided.line if elided.anchors else _identity
-        body.tokens(tokens, line_of, self.line, lines, _last_line(text), at_end, elided.sentinels)
+        if skip:
+            base = line_of
+            line_of = lambda index: base(index + 1)  # noqa: E731
+        body.tokens(tokens, line_of, self.line, lines - skip, _last_line(text), at_end, _shifted(elided.sentinels, skip))
+        self.at_cut = True
         end = section.end
         return buf.count("\n", section.start, end) + (1 if end > section.start and buf[end - 1] != "\n" else 0)
+
+
+def _below_first_line(text: str) -> str:
+    end = text.find("\n")
+    return text[end + 1 :] if end >= 0 else ""
+
+
+def _shifted(lines: set[int], by: int) -> set[int]:
+    return {line - by for line in lines} if by and lines else lines
+
+
+class _Token:
+    """What the checks read of a token, for the tokens made here."""
+
+    __slots__ = ("children", "content", "level", "map", "tag", "type")
+
+    def __init__(self, type: str, tag: str, level: int, content: str = "") -> None:
+        self.type = type
+        self.tag = tag
+        self.level = level
+        self.map = [0, 1]
+        self.content = content
+        self.children: list[Any] | None = None
+
+
+def _heading_tokens(text: str) -> list[Any]:
+    """The tokens markdown-it makes of an ATX heading on the first line of ``text``, as
+    far as the checks read them (its heading rule step by step; a test compares them)."""
+    end = text.find("\n")
+    line = text if end < 0 else text[:end]
+    if "\0" in line:
+        line = line.replace("\0", "\ufffd")  # as the parser's normalisation does
+    pos = len(line) - len(line.lstrip("#"))
+    maximum = len(line)
+    while maximum > pos and line[maximum - 1] in " \t":
+        maximum -= 1
+    tmp = maximum
+    while tmp > pos and line[tmp - 1] == "#":
+        tmp -= 1
+    if tmp > pos and line[tmp - 1] in " \t":
+        maximum = tmp
+    tag = f"h{pos}"
+    return [_Token("heading_open", tag, 0), _Token("inline", "", 1, line[pos:maximum].strip(_trim_chars()))]
+
+
+@functools.lru_cache(maxsize=1)
+def _trim_chars() -> str:
+    from markdown_it.common.utils import MD_TRIM_CHARS  # what its heading rule strips
+
+    return MD_TRIM_CHARS
 
 
 def _decode(data: bytes) -> str | list[str]:

@@ -98,20 +98,22 @@ def split(text: str) -> tuple[list[str], int]:
     raise FrontMatterError(1, "the front matter is not closed by a '---' line")
 
 
-def locate(text: str) -> tuple[list[str], int, int]:
+def locate(text: str, end: int | None = None) -> tuple[list[str], int, int]:
     """:func:`split` without splitting the whole document: the front matter lines, the
-    index of the first body line and the offset of the body in ``text``."""
+    index of the first body line and the offset of the body in ``text``. With ``end``,
+    only text before it is read (a closing line must end before it)."""
+    stop = len(text) if end is None else end
     if not (text.startswith(DELIMITER) and (len(text) == 3 or text[3] == "\n")):
         raise FrontMatterError(1, "the document does not start with front matter ('---')")
     pos = 3
     while True:
-        j = text.find("\n" + DELIMITER, pos)
+        j = text.find("\n" + DELIMITER, pos, stop)
         if j < 0:
             raise FrontMatterError(1, "the front matter is not closed by a '---' line")
-        end = j + 4
-        if end == len(text) or text[end] == "\n":
+        close = j + 4
+        if close == len(text) or (close < stop and text[close] == "\n"):
             lines = text[4:j].split("\n") if j > 3 else []
-            return lines, len(lines) + 2, min(end + 1, len(text))
+            return lines, len(lines) + 2, min(close + 1, len(text))
         pos = j + 1
 
 
