@@ -57,11 +57,6 @@ def _search(pair: _Lines, buf: str, pos: int, limit: int) -> tuple[re.Match[str]
     return m, (m.start() + 1 if m is not None else -1)
 
 
-# A line that could close a fence under any reading (CommonMark: up to three spaces of
-# indentation, a run at least as long as the opener, then spaces or tabs only).
-_CLOSER = _lines(r"[^\S\n]*(`{3,}|~{3,})[^\S\n]*$")
-
-
 def _interesting(turn_level: int) -> _Lines:
     """A heading at or above the turn level, a fence opener at column 0, or one of our
     ``<details>`` / ``</details>`` lines."""
@@ -121,27 +116,36 @@ class Splitter:
         limit = len(buf) if final else buf.rfind("\n") + 1
         pos = max(self.pos, self.start)
         interesting = self._interesting
+        search = interesting[0].search
+        regions = self.regions
         while True:
             if self.fence is not None:
                 char, length = self.fence
-                m, line = _closer(buf, pos, limit, char, length)
-                if m is None:
+                line, end = _closer(buf, pos, limit, char, length)
+                if line < 0:
                     break
                 if line > self.content_start:
-                    self.regions.append((self.content_start, line, False))
+                    regions.append((self.content_start, line, False))
                 self.fence = None
-                pos = m.end()
+                pos = end
                 continue
-            m, line = _search(interesting, buf, pos, limit)
-            if m is None:
-                break
-            if m.group(1) is not None:
+            if pos:
+                m = search(buf, pos - 1, limit)
+                if m is None:
+                    break
+                line = m.start() + 1
+            else:
+                m, line = _search(interesting, buf, pos, limit)
+                if m is None:
+                    break
+            kind = m.lastindex
+            if kind == 1:  # a heading
                 if self.depth == 0 and line > self.start:
                     if self.skip == 0:
                         self.pos = line
-                        return Section(self.start, line, self.regions)
+                        return Section(self.start, line, regions)
                     self.skip -= 1
-            elif m.group(2) is not None:
+            elif kind == 3:  # a fence opener: (run)(info)
                 marker = m.group(2)
                 if marker[0] == "`" and "`" in m.group(3):
                     pos = m.end()
@@ -157,24 +161,34 @@ class Splitter:
                     self.pos = line
                     return None
                 if end:
-                    self.regions.append((line, end, True))
+                    regions.append((line, end, True))
                     pos = end
                     continue
                 self.depth += 1
             pos = m.end()
         self.pos = limit
         if final:
-            return Section(self.start, len(buf), self.regions)
+            return Section(self.start, len(buf), regions)
         return None
 
 
-def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[re.Match[str] | None, int]:
-    """The first line from ``pos`` that could close a fence of ``length`` ``char``s, and
-    where it starts."""
-    m, line = _search(_CLOSER, buf, pos, limit)
-    while m is not None and not (m.group(1)[0] == char and len(m.group(1)) >= length):
-        m, line = _search(_CLOSER, buf, m.end(), limit)
-    return m, line
+def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int, int]:
+    """Start and end of the first line from ``pos`` (a line start) that could close a
+    fence of ``length`` ``char``s under any reading: the character repeated at least
+    that often, with any white space around it; ``(-1, -1)`` when there is none before
+    ``limit``. Found by the three characters any such line holds (a fast search)."""
+    run = char * 3
+    i = buf.find(run, pos, limit)
+    while i >= 0:
+        start = buf.rfind("\n", pos, i) + 1 or pos
+        end = buf.find("\n", i, limit)
+        if end < 0:
+            end = limit
+        stripped = buf[start:end].strip()
+        if len(stripped) >= length and stripped == char * len(stripped):
+            return start, end
+        i = buf.find(run, end, limit)
+    return -1, -1
 
 
 def _fenced_block(buf: str, p: int, limit: int, final: bool) -> int:
@@ -205,13 +219,13 @@ def _fenced_block(buf: str, p: int, limit: int, final: bool) -> int:
         marker = f.group(1)
         if marker[0] == "`" and "`" in f.group(2):
             return 0
-        c, line = _closer(buf, f.end(), limit, marker[0], len(marker))
-        if c is None:
+        line, end = _closer(buf, f.end(), limit, marker[0], len(marker))
+        if line < 0:
             need(limit + 1)
             return 0
-        if buf[line : c.end()] != marker[0] * (c.end() - line):
+        if buf[line:end] != marker[0] * (end - line):
             return 0  # a closing line with white space: left to the parser
-        q = c.end() + 1
+        q = end + 1
         need(q + 1)
         if buf.startswith("\n", q, limit):
             q += 1
