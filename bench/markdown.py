@@ -8,7 +8,10 @@ under ~/.cache/piconv/bench). Measured, each median of ``--runs`` fresh processe
 - the physical limit of a conversion: read the file, ``orjson.loads`` every line and
   ``orjson.dumps`` every value again (the floor of any JSON-to-text converter);
 - ``piconv IN --to markdown -o OUT --no-validate`` (load + write) and the same with the
-  default validation (markdown-it-py parse of the output), end to end from the CLI;
+  default validation (the checker, section by section, while writing), end to end from
+  the CLI; also their CPU time (user + system, median of ``--runs`` more runs each,
+  interleaved) against the validation goals: validated CPU <= 2x the unvalidated, peak
+  RSS <= 3x the input;
 - in one process, the split: ``piconv.load``, the Markdown writer, the checker.
 
 Goal: the conversion (without validation) at >= 20% of the physical limit, i.e.
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import io
+import os
 import statistics
 import subprocess
 import sys
@@ -45,6 +49,18 @@ def _common() -> Any:
     spec.loader.exec_module(module)
     return module
 GOAL = 0.20
+VALIDATION_CPU_GOAL = 2.0  # validated CPU time / unvalidated CPU time
+VALIDATION_RSS_GOAL = 3.0  # validated peak RSS / input size
+
+
+def cpu_run(cmd: list[str]) -> tuple[float, float, float]:
+    """Wall and CPU (user + system) seconds and peak RSS (MiB) of one run of ``cmd``."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed")
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def read_loads_dumps(path: str) -> None:
@@ -112,6 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     cli = [sys.executable, "-m", "piconv", str(src), "--to", "markdown", "-o", str(out), "-q"]
     fast = measure([*cli, "--no-validate"], name="piconv --to markdown --no-validate", runs=args.runs)
     checked = measure(cli, name="piconv --to markdown (validated)", runs=args.runs)
+    # CPU time, the two commands interleaved (the machine is noisy; its load drifts).
+    fast_cpu, checked_cpu = [], []
+    for _ in range(args.runs):
+        fast_cpu.append(cpu_run([*cli, "--no-validate"]))
+        checked_cpu.append(cpu_run(cli))
+    nv_cpu = statistics.median(r[1] for r in fast_cpu)
+    v_cpu = statistics.median(r[1] for r in checked_cpu)
+    v_peak = max(r[2] for r in checked_cpu)
     # In this process, and last: a child forked from a process holding a loaded document
     # would inherit that peak RSS in its own rusage.
     splits = [split_timings(str(src)) for _ in range(args.runs)]
@@ -132,9 +156,26 @@ def main(argv: list[str] | None = None) -> int:
         {"what": "  peak RSS", "value": fast.peak_rss_mib or 0.0, "unit": "MiB", "ratio": (fast.peak_rss_mib or 0) * 2**20 / size},
         {"what": "piconv --to markdown, validated (CLI)", "value": checked.wall_s, "unit": "s", "ratio": limit.wall_s / checked.wall_s},
         {"what": "  peak RSS", "value": checked.peak_rss_mib or 0.0, "unit": "MiB"},
+        {"what": "CPU (user + sys), --no-validate", "value": nv_cpu, "unit": "s"},
+        {
+            "what": "CPU (user + sys), validated",
+            "value": v_cpu,
+            "unit": "s",
+            "ratio": v_cpu / nv_cpu,
+            "goal": f"<= {VALIDATION_CPU_GOAL:.1f}x the unvalidated",
+            "ok": v_cpu / nv_cpu <= VALIDATION_CPU_GOAL,
+        },
+        {
+            "what": "  peak RSS, validated, / input",
+            "value": v_peak,
+            "unit": "MiB",
+            "ratio": v_peak * 2**20 / size,
+            "goal": f"<= {VALIDATION_RSS_GOAL:.0f}x the input",
+            "ok": v_peak * 2**20 / size <= VALIDATION_RSS_GOAL,
+        },
         {"what": "in-process: piconv.load", "value": split["load"], "unit": "s"},
         {"what": "in-process: Markdown writer", "value": split["write"], "unit": "s", "ratio": limit.wall_s / split["write"]},
-        {"what": "in-process: checker (markdown-it-py)", "value": split["check"], "unit": "s"},
+        {"what": "in-process: checker (whole output, section by section)", "value": split["check"], "unit": "s"},
         {"what": "output", "value": split["output_bytes"] / 1e6, "unit": "MB"},
     ]
     record("markdown", rows, extra={"input_bytes": size, "runs": args.runs})
