@@ -14,6 +14,10 @@
 
 Links are collected with markdown-it's own link validation switched off, so a
 ``javascript:`` target that a stricter renderer would drop still counts as a failure.
+
+:func:`check` (and :class:`Stream`, which the writer feeds as it writes) parses the body a
+section at a time (see :mod:`.sections`), so memory holds the largest turn, not the
+document; :func:`check_whole` parses it in one piece and is what tests hold it to.
 """
 
 from __future__ import annotations
