@@ -45,23 +45,6 @@ def _common() -> Any:
     return module
 
 
-def read_loads_dumps(path: str) -> None:
-    """The physical limit: bytes in, every line parsed and serialised again."""
-    import orjson
-
-    with open(path, "rb") as handle:
-        data = handle.read()
-    out = []
-    for line in data.splitlines():
-        if line:
-            try:  # noqa: SIM105  (a plain try is cheaper than contextlib.suppress per line)
-                out.append(orjson.dumps(orjson.loads(line)))
-            except orjson.JSONDecodeError:
-                pass
-    with open("/dev/null", "wb") as sink:
-        sink.write(b"\n".join(out))
-
-
 def split_timings(path: str) -> dict[str, float]:
     """Load, write and check timed separately in this process."""
     import piconv
@@ -108,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     size = src.stat().st_size
     out = Path(tempfile.mkdtemp(prefix="piconv-bench-openai-")) / "out.json"
 
-    limit = measure(read_loads_dumps, name="read + loads + dumps", runs=args.runs, args=(str(src),))
+    limit = measure(common.read_loads_dumps, name="read + loads + dumps", runs=args.runs, args=(str(src),))
     cli = [sys.executable, "-m", "piconv", str(src), "--to", "openai", "-o", str(out), "-q"]
     fast = measure([*cli, "--no-validate"], name="piconv --to openai --no-validate", runs=args.runs)
     checked = measure(cli, name="piconv --to openai (validated)", runs=args.runs)
