@@ -85,7 +85,7 @@ _CHILD = """
 import importlib.util, pickle, resource, sys, time
 path, fn, args = pickle.loads(bytes.fromhex(sys.argv[1]))
 spec = importlib.util.spec_from_file_location("piconv_bench_child", path)
-mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+mod = importlib.util.module_from_spec(spec); sys.modules[spec.name] = mod; spec.loader.exec_module(mod)
 f = getattr(mod, fn)
 t0 = time.perf_counter(); f(*args); t = time.perf_counter() - t0
 # VmHWM is this process image's own peak: ru_maxrss keeps the parent's peak across fork+exec
