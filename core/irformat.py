@@ -79,11 +79,11 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
 
 
 def check_ir(data: bytes) -> list[str]:
-    import orjson
+    from .jsonio import loads
 
     try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
+        value = loads(data)
+    except ValueError as exc:
         return [f"line 1: not JSON: {exc}"]
     errors = []
     if value.get("piconv_ir") != list(ir.IR_VERSION):

@@ -22,3 +22,12 @@ def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes
         return json.dumps(
             value, ensure_ascii=True, sort_keys=sort_keys, indent=2 if indent else None, separators=None if indent else (",", ":")
         ).encode()
+
+
+def loads(data: bytes | str) -> Any:
+    """orjson first; the stdlib for text orjson refuses but JSON allows (a lone surrogate
+    escape, which :func:`dumps` writes for strings that hold one)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)

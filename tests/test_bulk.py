@@ -91,7 +91,7 @@ def make_tree(root: Path) -> dict[str, bytes]:
 def records(outdir: Path) -> dict[str, dict]:
     out = {}
     for line in (outdir / MANIFEST).read_bytes().splitlines():
-        rec = orjson.loads(line)
+        rec = json.loads(line)  # the stdlib: lone surrogate escapes are valid JSON
         out[rec["input"]] = rec
     return out
 
@@ -418,3 +418,16 @@ def test_a_per_leaf_format_writes_one_output_per_leaf(tmp_path: Path) -> None:
     (out / "--p--" / "tree.leaf-3.json").unlink()
     assert run_bulk(str(src), str(out), ["openai"], jobs=1, quiet=True).converted == 1
     assert (out / "--p--" / "tree.leaf-3.json").is_file()
+
+
+def test_a_lone_surrogate_in_a_session_reaches_every_output_and_the_manifest(tmp_path: Path) -> None:
+    src, out = tmp_path / "s", tmp_path / "o"
+    (src / "--p--").mkdir(parents=True)
+    header = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}'
+    user = b'{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"bad \\ud800 half","timestamp":1}}'
+    (src / "--p--" / "x.jsonl").write_bytes(header + b"\n" + user + b"\n")
+    summary = run_bulk(str(src), str(out), ["ir", "pi", "markdown", "html"], jobs=1, quiet=True)
+    assert (summary.converted, summary.failed) == (1, 0), summary.failures
+    rec = records(out)["--p--/x.jsonl"]
+    assert rec["meta"]["first_prompt"].startswith("bad ")
+    assert run_bulk(str(src), str(out), ["ir", "pi", "markdown", "html"], jobs=1, quiet=True).up_to_date == 1

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import IO, Any
 
-import orjson
+from ..jsonio import dumps, loads
 
 NAME = ".piconv-manifest.jsonl"
 LOCK = ".piconv-lock"
@@ -47,8 +47,8 @@ class Manifest:
             with open(self.path, "rb") as fh:
                 for raw in fh:
                     try:
-                        rec = orjson.loads(raw)
-                    except orjson.JSONDecodeError:
+                        rec = loads(raw)
+                    except ValueError:  # orjson's and json's decode errors both
                         self.ignored_lines += 1  # torn by a crash mid-append: that file is redone
                         continue
                     if (
@@ -73,7 +73,7 @@ class Manifest:
             # A torn last line from a crash must not glue itself to the next record.
             if self._log.tell() > 0 and not _ends_with_newline(self.path):
                 self._log.write(b"\n")
-        self._log.write(orjson.dumps(record, option=orjson.OPT_SORT_KEYS) + b"\n")
+        self._log.write(dumps(record, sort_keys=True) + b"\n")
         self._log.flush()  # in the kernel: survives kill -9 of this process
         now = time.monotonic()
         if now - self._last_sync >= SYNC_EVERY_S:
@@ -88,7 +88,7 @@ class Manifest:
         if not self.records and not os.path.exists(self.path):
             return
         data = b"".join(
-            orjson.dumps(self.records[k], option=orjson.OPT_SORT_KEYS) + b"\n" for k in sorted(self.records)
+            dumps(self.records[k], sort_keys=True) + b"\n" for k in sorted(self.records)
         )
         tmp = self.path + f".{os.getpid()}.piconv-tmp"
         with open(tmp, "wb") as fh:
