@@ -50,6 +50,10 @@ def load(source: Source, *, recover_glued: bool = False) -> Document:
     try:
         return _load(stream, name, source, recover_glued)
     finally:
+        # The document's objects live as long as it does and hold no cycles (refcounting
+        # frees them): moved out of the collector's sight, the next automatic collection
+        # does not rescan them all (0.5 s after loading 100 MiB).
+        gc.freeze()
         if collecting:
             gc.enable()
 
