@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from .fastload import compile_maker
 from .problems import Problem
 
 __all__ = ["MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
@@ -40,6 +41,10 @@ _INF = float("inf")
 class Record:
     line: int  # 1-based physical line number
     value: dict  # the parsed JSON object, exactly as in the file
+
+
+# One Record per line: built through its slots, not the frozen dataclass's __init__.
+_make_record = compile_maker(Record)
 
 
 @dataclass(slots=True)
@@ -149,6 +154,7 @@ class _LineReader:
 
     # -- the hot loop ------------------------------------------------------------------
     def run(self, chunks: Iterable[bytes]) -> Iterator[Record | Problem]:
+        make_record = _make_record
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         limit = self.limit
@@ -210,7 +216,7 @@ class _LineReader:
                     continue
                 if check_cr and not self.crlf_seen and raw.endswith(b"\r"):
                     yield self._crlf(lineno)
-                yield Record(lineno, value)
+                yield make_record(lineno, value)
             if tail:
                 pending.append(tail)
                 pending_len += len(tail)
