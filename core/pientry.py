@@ -103,6 +103,7 @@ _set_extension_extra = ExtensionMessage.extra.__set__  # type: ignore[attr-defin
 _MESSAGE_ENTRY_KEYS = frozenset((*ENVELOPE, "message"))
 _CONTEXT_EDIT_KEYS = frozenset((*ENVELOPE, "targetId", "replacement"))
 _make_entry = compile_maker(Entry)
+_make_message_body = compile_maker(MessageBody)
 _make_origin = compile_maker(Origin)
 _NO_SYNTHESIZED: frozenset[str] = frozenset()
 
@@ -116,7 +117,7 @@ def load_body(kind: Any, raw: JSONDict) -> tuple[Body, JSONDict | None]:
         if not raw.keys() <= _MESSAGE_ENTRY_KEYS:
             rest = {k: v for k, v in raw.items() if k not in _MESSAGE_ENTRY_KEYS}
         if type(message) is dict:
-            return MessageBody(pm.load_message(message)), rest
+            return _make_message_body(pm.load_message(message)), rest
         if "message" in raw:
             rest = rest or {}
             rest["message"] = message
@@ -168,7 +169,7 @@ def load_entry(
     kind = raw.get("type")
     body, extra = load_body(kind, raw)
     source_role = None
-    if type(body) is MessageBody:
+    if type(body) is MessageBody and type(body.message) is ExtensionMessage:
         message = raw.get("message")
         if type(message) is dict and message.get("role") == "hookMessage":
             source_role = "hookMessage"
