@@ -8,6 +8,7 @@ error, 5 output failed validation.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
 from collections.abc import Sequence
@@ -88,6 +89,29 @@ def _add_format_options(parser: argparse.ArgumentParser, converters: Sequence[An
     return dests
 
 
+_KEEP_ALIVE: list[object] | None = None
+"""Under :func:`run`: the converted documents, kept so that the process can end without
+freeing them object by object. ``None`` when :func:`main` is called as a library function."""
+
+
+def run() -> None:
+    """The console entry point: :func:`main`, then a quick exit.
+
+    Atexit handlers run and the streams are flushed, but the interpreter does not free the
+    converted document object by object (0.1 s for a 100 MiB session): the process ends
+    either way, and the operating system takes the memory back at once."""
+    global _KEEP_ALIVE
+    _KEEP_ALIVE = []
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        pass
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
@@ -150,6 +174,8 @@ def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
     doc = load(ns.input, recover_glued=ns.recover_glued)
+    if _KEEP_ALIVE is not None:
+        _KEEP_ALIVE.append(doc)
     if ns.leaf is not None and ns.leaf not in doc:
         raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
     out: Any = ns.output if ns.output else sys.stdout.buffer
