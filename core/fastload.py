@@ -103,22 +103,23 @@ def compile_loader(
     for json_key in skip:
         lines.append(f"    if {json_key!r} in raw:")
         lines.append("        n += 1")
-    lines.append("    if n == len(raw):")
-    lines.append("        extra = None")
-    lines.append("    else:")
-    lines.append("        extra = {}")
-    lines.append("        for k, v in raw.items():")
-    lines.append("            if k in _skip or (k in _taken and _taken[k](locals_())):")
-    lines.append("                continue")
-    lines.append("            extra[k] = v")
-    # ``_taken[k]`` answers "was member k taken?" from the locals, without building a dict
-    # of them on the fast path.
+    # Slow path: a member is left over when it was neither skipped nor taken (taken
+    # members hold a value; null or mistyped ones left theirs at None).
+    ordered = list(taken_by.values())
     env["_skip"] = frozenset(skip)
-    lines = [line.replace("locals_()", "_vals") for line in lines]
-    vals_index = lines.index("    else:", lines.index("    if n == len(raw):"))
-    ordered = list(taken_by.items())
-    lines.insert(vals_index + 1, "        _vals = (" + "".join(f"{var}, " for _k, var in ordered) + ")")
-    env["_taken"] = {k: (lambda vals, i=i: vals[i] is not None) for i, (k, _var) in enumerate(ordered)}
+    env["_position"] = {key: i for i, key in enumerate(taken_by)}
+    lines += [
+        "    if n == len(raw):",
+        "        extra = None",
+        "    else:",
+        f"        taken = ({''.join(f'{var}, ' for var in ordered)})",
+        "        extra = {}",
+        "        for k, v in raw.items():",
+        "            i = _position.get(k)",
+        "            if k in _skip or (i is not None and taken[i] is not None):",
+        "                continue",
+        "            extra[k] = v",
+    ]
     for group_field, members in group_vars.items():
         checks = " or ".join(f"{var} is not None" for var in members.values())
         group_cls, attrs = (groups or {})[group_field]
