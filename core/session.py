@@ -62,9 +62,11 @@ class _Builder:
         self.issues.append(Issue(line, code, message))
 
     # -- header --------------------------------------------------------------------
-    def split_header(
-        self, records: Sequence[SourceRecord]
-    ) -> tuple[tuple[int, dict[str, Any]] | None, list[tuple[int, dict[str, Any]]]]:
+    def check_header(self, line: int, value: dict[str, Any]) -> None:
+        if type(value.get("id")) is not str:
+            self.problem(line, "header-without-id", "the session header has no string id (pi refuses it)")
+
+    def find_header(self, records: Sequence[SourceRecord]) -> tuple[int, dict[str, Any]] | None:
         header = None
         for index, rec in enumerate(records):
             line, value = rec.line, rec.value
@@ -77,8 +79,8 @@ class _Builder:
                         f"the session header is on line {line}, after {index} entries "
                         "(pi refuses such a file; piconv reads it)",
                     )
-                elif type(value.get("id")) is not str:
-                    self.problem(line, "header-without-id", "the session header has no string id (pi refuses it)")
+                else:
+                    self.check_header(line, value)
                 break
         if header is None:
             self.problem(
@@ -86,7 +88,7 @@ class _Builder:
                 "missing-header",
                 "no session header line (type \"session\"); pi refuses such a file, piconv reads the entries",
             )
-        return header, records
+        return header
 
     # -- migrations ----------------------------------------------------------------
     def migrate_v1(self, records: Sequence[SourceRecord]) -> dict[int, tuple[str, str | None, dict]]:
@@ -184,7 +186,7 @@ class _Builder:
 
     def build(self, records: Sequence[SourceRecord], lines_read: int) -> Document:
         """A document from all records at once (any version, header anywhere or nowhere)."""
-        header_rec, _ = self.split_header(records)
+        header_rec = self.find_header(records)
         header = header_rec[1] if header_rec else {}
         raw_version = header.get("version", None)
         if header_rec is None:
@@ -359,8 +361,7 @@ def stream_document(items: Iterable[Any], source_path: str | None = None, proble
             version = 1.0 if raw_version is None else js_number(raw_version)
             if version >= 2:
                 streaming = True
-                if type(item.value.get("id")) is not str:
-                    builder.problem(item.line, "header-without-id", "the session header has no string id (pi refuses it)")
+                builder.check_header(item.line, item.value)
                 builder.start((item.line, item.value), {})
                 continue
             buffered.append(item)
@@ -386,15 +387,3 @@ class NotASession(Exception):
 def _looks_like_pi(value: dict[str, Any]) -> bool:
     kind = value.get("type")
     return kind == "session" or (type(kind) is str and ("id" in value or "parentId" in value or "message" in value))
-
-
-def build_document(
-    records: Sequence[SourceRecord],
-    problems: list[Issue],
-    lines_read: int,
-    source_path: str | None = None,
-) -> Document:
-    """A document from the reader's records (``.line``, ``.value``) and problems."""
-    builder = _Builder(source_path)
-    builder.issues.extend(problems)
-    return builder.build(records, lines_read)

@@ -25,24 +25,6 @@ CORPUS = sorted([*SHARED.glob("corpus/pi/*.jsonl"), *SHARED.glob("corpus/pi-gene
 
 
 def load_pi(path: Path) -> ir.Document:
-    try:
-        import piconv.reader
-    except ImportError:  # the reader lands separately: build the document from parsed lines
-        from piconv.session import build_document
-
-        records = []
-        lines = path.read_bytes().splitlines()
-        for number, raw in enumerate(lines, 1):
-            try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                try:
-                    value = json.loads(raw)
-                except ValueError:
-                    continue
-            if type(value) is dict:
-                records.append((number, value))
-        return build_document(records, [], len(lines), str(path))
     import piconv
 
     return piconv.load(path)
