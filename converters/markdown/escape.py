@@ -45,20 +45,39 @@ def normalize_newlines(text: str) -> str:
 
 def fence_for(text: str) -> str:
     """A backtick fence one longer than the longest backtick run in ``text`` (min. 3)."""
-    if "```" not in text:
+    if "`" not in text or "```" not in text:
         return "```"  # shorter runs cannot close a fence of three: skip the scan
-    longest = max(len(m) for m in _BACKTICK_RUN.findall(text))
-    return "`" * max(3, longest + 1)
+    return "`" * (_longest_run(text, "`", 3) + 1)
+
+
+def _longest_run(text: str, char: str, known: int) -> int:
+    """The longest run of ``char`` in ``text``, which holds one of ``known`` (> 0).
+    Runs of length n exist for every n up to the longest, so the length is found by
+    doubling, then halving, with substring searches (much faster than a regex over
+    every run)."""
+    low, high = known, known * 2  # a run of ``low`` exists; of ``high``, unknown
+    while char * high in text:
+        low, high = high, high * 2
+    # a run of ``low`` exists, none of ``high``
+    while high - low > 1:
+        mid = (low + high) // 2
+        if char * mid in text:
+            low = mid
+        else:
+            high = mid
+    return low
 
 
 def fenced(text: str, language: str = "") -> str:
     """``text`` as a fenced code block. ``language`` must come from piconv, never from the
     session (an info string may not hold backticks; ours are plain words)."""
-    text = normalize_newlines(text)
-    fence = fence_for(text)
-    if text and not text.endswith("\n"):
-        text += "\n"
-    return f"{fence}{language}\n{text}{fence}\n"
+    if "\r" in text or "\x00" in text:
+        text = normalize_newlines(text)
+    # (a single-character test first: a substring search is several times slower)
+    fence = "```" if "`" not in text or "```" not in text else fence_for(text)
+    if not text or text[-1] == "\n":
+        return f"{fence}{language}\n{text}{fence}\n"
+    return f"{fence}{language}\n{text}\n{fence}\n"  # one copy of the text, not two
 
 
 # -- plain text --------------------------------------------------------------------------
@@ -73,7 +92,13 @@ _SPACES = re.compile(r"[\s\u2028\u2029\x85]+")
 def one_line(text: str, limit: int = 0) -> str:
     """Collapses whitespace (newlines included) to single spaces and trims to ``limit``
     characters (0: no limit) with an ellipsis."""
-    text = _SPACES.sub(" ", normalize_newlines(text)).strip()
+    if text.isprintable() and "  " not in text:
+        # The common case, with one scan: a printable text holds no white space but the
+        # ASCII space (every other white space character is a control or a separator),
+        # and no run of two spaces means nothing to collapse.
+        text = text.strip(" ")
+    else:
+        text = _SPACES.sub(" ", normalize_newlines(text)).strip()
     if limit and len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
@@ -91,6 +116,8 @@ def code_span(text: str, limit: int = 0) -> str:
     text = one_line(text, limit)
     if not text:
         return '\\"\\"'
+    if "`" not in text:
+        return f"`{text}`"
     ticks = "`" * (max((len(m) for m in _BACKTICK_RUN.findall(text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
@@ -117,8 +144,8 @@ _LINK_DEF = re.compile(_EVEN_BS + r"\]:(?![ \t]*https?://)", re.IGNORECASE)
 _ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
 # A line that would turn the paragraph above it into a setext heading.
 _SETEXT = re.compile(r"(?<=[^\n])\n( {0,3}(?:=+|-+)[ \t]*)(?=\n|$)")
-_SETEXT_LINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
-_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})(.*)$")
+# The same line led by its newline: a fast search that any match of _SETEXT implies.
+_SETEXT_CANDIDATE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
 # Any line that could open a fence, in a container or indented included.
 _FENCE_ANYWHERE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(?:`{3,}|~{3,})", re.MULTILINE)
 _RISKY = re.compile(r"[<\]#=\-]")
@@ -248,16 +275,35 @@ def markdown(text: str, shift: int) -> str:
     Returns text with no trailing newline; the caller puts a blank line and a line at
     column 0 after it, which closes any list or block quote the text left open."""
     text = normalize_newlines(text).rstrip("\n")
-    if not text.strip():
+    if not text or text.isspace():
         return ""
     if "```" not in text and "~~~" not in text:
         return _without_fences(text, shift)
-    for m in _FENCE_ANYWHERE.finditer(text):
-        if m.group(0)[0] not in "`~":
-            # A fence inside a list or quote, or indented: take the block structure from
-            # the CommonMark parser itself.
-            return _markdown_with_code(text, shift)
+    if _fence_in_container(text):
+        # A fence inside a list or quote, or indented: take the block structure from
+        # the CommonMark parser itself.
+        return _markdown_with_code(text, shift)
     return _column0_fences(text, shift)
+
+
+def _fence_in_container(text: str) -> bool:
+    """Whether a line opens a fence after indentation or a container marker (a match of
+    ``_FENCE_ANYWHERE`` not at column 0). Only lines holding a run of three fence
+    characters can match, so only those are tried."""
+    match = _FENCE_ANYWHERE.match
+    for run in ("```", "~~~"):
+        i = text.find(run)
+        while i >= 0:
+            start = text.rfind("\n", 0, i) + 1
+            if text[start] not in "`~":
+                m = match(text, start)
+                if m is not None:
+                    return True
+            end = text.find("\n", i)
+            if end < 0:
+                break
+            i = text.find(run, end)
+    return False
 
 
 def _without_fences(text: str, shift: int) -> str:
@@ -275,7 +321,7 @@ def _without_fences(text: str, shift: int) -> str:
             text = _escape_inline(text)
     if "#" in text:
         text = _ATX.sub(lambda m: _demote(m, shift), text)
-    if "-" in text or "=" in text:
+    if ("-" in text or "=" in text) and _SETEXT_CANDIDATE.search(text):
         text = _SETEXT.sub(r"\n\n\1", text)
     return text
 
@@ -284,30 +330,59 @@ def _column0_fences(text: str, shift: int) -> str:
     """Text whose fences all start at column 0, outside any container. Such a line opens
     a fence wherever it stands (fences interrupt paragraphs and end lists and quotes, and
     once HTML is escaped there are no HTML blocks to hide it), so a line scan follows
-    CommonMark exactly: code is copied, the rest goes through :func:`_without_fences`."""
+    CommonMark exactly: code is copied, the rest goes through :func:`_without_fences`.
+    The scan jumps from opener to closer with regular expressions (a line of the fence
+    character, at least as long, indented by at most three spaces)."""
     out: list[str] = []
-    region: list[str] = []
-    fence = ""
-    for line in text.split("\n"):
-        if fence:
-            out.append(line)
-            if _is_closing_fence(line, fence):
-                fence = ""
-            continue
-        m = _FENCE_OPEN.match(line)
-        if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
-            region.append(line)
-            continue
-        if region:
-            out.append(_without_fences("\n".join(region), shift))
-            region = []
-        fence = m.group(1)
-        out.append(line)
-    if region:
-        out.append(_without_fences("\n".join(region), shift))
-    if fence:
-        out.append(fence)  # left open at the end: close it before our next block
+    pos = 0  # start of the first line not yet placed
+    n = len(text)
+    while True:
+        line, m = _opener(text, pos)
+        if m is None:
+            break
+        if line > pos:
+            out.append(_without_fences(text[pos : line - 1], shift))
+        marker = m.group(1)
+        closer = _closer_pattern(marker[0], len(marker)).search(text, m.end())
+        if closer is None:
+            out.append(text[line:])
+            out.append(marker)  # left open at the end: close it before our next block
+            return "\n".join(out)
+        out.append(text[line : closer.end()])
+        pos = closer.end() + 1
+    if pos <= n:
+        out.append(_without_fences(text[pos:], shift))
     return "\n".join(out)
+
+
+_OPENER_AT_START = re.compile(r"(`{3,}|~{3,})(.*)")
+_OPENER_LINE = re.compile(r"\n(`{3,}|~{3,})(.*)")
+
+
+def _opener(text: str, pos: int) -> tuple[int, re.Match[str] | None]:
+    """The start of the first line at or after ``pos`` (a line start) that opens a fence
+    at column 0, a run of three or more backticks or tildes (a backtick fence's info
+    string holds no backtick), and its match (group 1: the run); ``(-1, None)`` if none."""
+    if pos == 0:
+        m = _OPENER_AT_START.match(text)
+        if m is not None and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            return 0, m
+        pos = m.end() if m is not None else 0
+    else:
+        pos -= 1  # the newline before the line
+    while True:
+        m = _OPENER_LINE.search(text, pos)
+        if m is None:
+            return -1, None
+        if not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            return m.start() + 1, m
+        pos = m.end()
+
+
+@functools.lru_cache(maxsize=64)
+def _closer_pattern(char: str, length: int) -> re.Pattern[str]:
+    """A line that closes a fence of ``length`` ``char``s, led by its newline."""
+    return re.compile(rf"\n {{0,3}}{re.escape(char)}{{{length},}}[ \t]*(?=\n|$)")
 
 
 def _markdown_with_code(text: str, shift: int) -> str:
