@@ -22,6 +22,7 @@ def _extra(obj: Any, left: JSONDict, key: str) -> None:
 def input_parts(content: ir.Content | None, left: JSONDict) -> list[JSONDict]:
     """User-side content as ``input_text`` / ``input_image`` parts (images as data URLs)."""
     if content is None:
+        left["content_absent"] = True
         return []
     if type(content) is str:
         left["content_form"] = "string"
@@ -37,19 +38,26 @@ def input_parts(content: ir.Content | None, left: JSONDict) -> list[JSONDict]:
         elif cls is ir.Image:
             media = part.media_type or "application/octet-stream"
             parts.append({"type": "input_image", "image_url": f"data:{media};base64,{part.data or ''}", "detail": "auto"})
-            if part.extra or part.media_type is None or part.data is None:
+            if part.extra or part.media_type is None or part.data is None or "," in media:
                 kept.append({"at": index, "extra": dict(part.extra), "media_type": part.media_type, "data_absent": part.data is None})
         else:  # a part a user message should not hold: kept verbatim beside the item
-            kept.append({"at": index, "part": _part_json(part)})
+            kept.append({"at": index, "part": part_json(part)})
     if kept:
         left["parts"] = kept
     return parts
 
 
-def _part_json(part: Any) -> Any:
-    if type(part) is ir.UnknownPart:
-        return part.value
-    value = fields_json(part)
+def part_json(part: Any) -> JSONDict:
+    """Any IR part as a JSON record: its fields (``None`` ones left out) and ``kind``, the
+    IR class name (``UnknownPart`` with ``value``: the part verbatim)."""
+    value: JSONDict = {}
+    for name in part.__dataclass_fields__:
+        field = getattr(part, name)
+        if name == "extra":
+            if field:
+                value[name] = dict(field)
+        elif field is not None:
+            value[name] = field
     value["kind"] = type(part).__name__
     return value
 

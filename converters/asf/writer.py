@@ -23,7 +23,7 @@ from piconv.report import Report
 
 from .checks import Ancestry
 from .ids import CanonicalError, canonical_ts, envelope_id_plain, normalise, ts_from_millis
-from .items import arguments_text, fields_json, input_parts, usage
+from .items import arguments_text, input_parts, part_json, usage
 from .jcs import canonical
 
 FORMAT = "agentsession/0.11"
@@ -69,6 +69,7 @@ class Settings:
 
 
 _NO_SETTINGS = Settings()  # frozen: one shared instance
+_EDITABLE = (ir.UserMessage, ir.AssistantMessage, ir.ToolResult, ir.ExtensionMessage)  # what pi's context edits change
 
 
 def _tool(spec: ir.ToolSpec) -> JSONDict:
@@ -123,6 +124,7 @@ class _Writer:
     checker: Any = None  # validate.WriteChecker when validating while writing
     last_ts: str = EPOCH
     written: int = 0
+    next_line: int = 1  # the pi line that follows the last pi entry written
 
     # ------------------------------------------------------------------ output
 
@@ -135,7 +137,7 @@ class _Writer:
             except CanonicalError as exc:  # non-finite number: the RFC says refuse the entry
                 self.report.add("entry-refused", line, str(exc))
                 # What is left names no member the entry type requires: a namespaced entry.
-                body = {"legacy_id": body.get("legacy_id"), "pi": {"refused": str(exc), "type": type_}}
+                body = {"legacy_id": body.get("legacy_id"), "pi": {"refused": str(exc), "type": type_, "line": line}}
                 type_ = "pi:refused"
                 records = []
             if records:
@@ -163,8 +165,8 @@ class _Writer:
             ts = ts_from_millis(stamp) if type(stamp) in (int, float) else None
             ts = ts or self.last_ts
             self.report.add("ts-synthesized", entry.origin.line, f"entry {entry.id}: no RFC 3339 timestamp")
-        if raw is not None and raw != ts:
-            left["timestamp"] = raw
+        if raw is None or raw != ts:
+            left["timestamp"] = raw  # null: the pi entry had no (string) timestamp
         self.last_ts = ts
         return ts
 
@@ -206,6 +208,9 @@ class _Writer:
             left["extra"] = dict(entry.extra)
         if entry.origin.synthesized:
             left["synthesized"] = sorted(entry.origin.synthesized)
+        if entry.origin.line != self.next_line:
+            left["line"] = entry.origin.line  # out of file order, or after lines not read
+        self.next_line = entry.origin.line + 1
         ts = self.ts_of(entry, left)
         lines, state = self.map_body(entry, parent_state, left, parent)
         if is_root and (not lines or lines[0][0] != "config"):
@@ -269,10 +274,14 @@ class _Writer:
             if target is None:
                 self.report.add("ref-unresolved", line, f"label target {body.target_id!r} names no written entry")
                 return [("pi:label", {"target_id": body.target_id, "label": body.label}, False)], state
+            if body.label == "":
+                left["label"] = ""  # pi's empty label, null (clears) in ASF
             return [("label", {"target": target, "label": body.label or None}, False)], state
         if cls is ir.SessionName:
             return [("info", {"name": body.name}, False)], state
         if cls is ir.ExtensionState:
+            if body.extension_type is None:
+                left["extension_type"] = None  # no customType: ns "pi" stands in
             return [("custom", {"ns": body.extension_type or "pi", "data": body.data}, False)], state
         if cls is ir.UsageRecord:
             data: JSONDict = {}
@@ -306,9 +315,7 @@ class _Writer:
                 delta["tools_added"] = [_tool(t) for t in msg.tools_added]
             if msg.tools_removed:
                 delta["tools_removed"] = [t.name or "" for t in msg.tools_removed]
-            _keep(m, content=_content_json(msg.content), sections=dict(msg.sections) if msg.sections else None,
-                  tools_added=[_tool_json(t) for t in msg.tools_added] if msg.tools_added else None,
-                  tools_removed=[_tool_json(t) for t in msg.tools_removed] if msg.tools_removed else None)
+            m.update(_system_json(msg))
             return [("config", delta, False)], new
         if cls is ir.UserMessage:
             item = {"type": "message", "role": "user", "content": input_parts(msg.content, m)}
@@ -328,8 +335,9 @@ class _Writer:
                 output: Any = text
                 if type(content) is str:
                     m["content_form"] = "string"
-                elif content[0].signature is not None or content[0].extra:
-                    m["parts"] = [{"at": 0, "signature": content[0].signature, "extra": dict(content[0].extra)}]
+                elif content[0].signature is not None or content[0].extra or content[0].text is None:
+                    m["parts"] = [{"at": 0, "signature": content[0].signature, "extra": dict(content[0].extra),
+                                   "text_absent": content[0].text is None}]
             else:
                 output = input_parts(content, m)
                 if content is None:
@@ -343,6 +351,8 @@ class _Writer:
                 usage(msg.usage, m["usage"])
             return [("item", {"item": item}, True)], state
         if cls is ir.ExtensionMessage:
+            if entry.origin.source_type != "custom_message":
+                m["extension"] = True  # a user item otherwise: the role says which
             item = {"type": "message", "role": "user", "content": input_parts(msg.content, m)}
             body: JSONDict = {"item": item}
             if msg.display is False:
@@ -358,7 +368,8 @@ class _Writer:
                     item[name] = value
             return [("item", {"item": item}, True)], state
         if cls is ir.SummaryMessage:
-            _keep(m, kind=msg.kind, tokens_before=msg.tokens_before, from_id=msg.from_id)
+            _keep(m, kind=msg.kind, tokens_before=msg.tokens_before, from_id=msg.from_id,
+                  summary_absent=msg.summary is None or None)
             return [("item", {"item": _summary_item(msg.summary)}, True)], state
         self.report.add("unknown-message-role", line, f"role {msg.role!r} kept as a namespaced item")
         return [("item", {"item": {"type": "pi:message", "value": msg.value}}, True)], state
@@ -394,8 +405,9 @@ class _Writer:
             cls = type(part)
             if cls is ir.Text:
                 text_parts.append({"type": "output_text", "text": part.text or "", "annotations": []})
-                if part.signature is not None or part.extra:
-                    kept.append({"at": index, "signature": part.signature, "extra": dict(part.extra)})
+                if part.signature is not None or part.extra or part.text is None:
+                    kept.append({"at": index, "signature": part.signature, "extra": dict(part.extra),
+                                 "text_absent": part.text is None})
                 continue
             flush()
             if cls is ir.Reasoning:
@@ -411,14 +423,15 @@ class _Writer:
                 call = self.call_id(part.call_id, line)
                 item = {"type": "function_call", "call_id": call, "name": part.name or "",
                         "arguments": arguments_text(part.arguments)}
-                if call != part.call_id or part.signature is not None or part.namespace is not None or part.extra or type(part.arguments) is not dict:
+                if (call != part.call_id or part.signature is not None or part.namespace is not None or part.extra
+                        or type(part.arguments) is not dict or part.name is None):
                     kept.append({"at": index, "call_id": part.call_id, "signature": part.signature,
                                  "namespace": part.namespace, "extra": dict(part.extra),
-                                 "arguments_type": type(part.arguments).__name__})
+                                 "arguments_type": type(part.arguments).__name__, "name_absent": part.name is None})
                 lines.append(("item", {"item": item, "response": response_id}, True))
             else:
                 self.report.add("unknown-part", line, f"assistant part {getattr(part, 'type', None)!r} kept aside")
-                kept.append({"at": index, "part": part.value if type(part) is ir.UnknownPart else None})
+                kept.append({"at": index, "part": part_json(part)})
         flush()
         if kept:
             m["parts"] = kept
@@ -465,11 +478,7 @@ class _Writer:
         checkpoint = state
         if body.checkpoint is not None:
             checkpoint = apply_system(Settings(state.model, state.provider, state.effort, state.level), body.checkpoint)
-            left["checkpoint"] = {"content": _content_json(body.checkpoint.content),
-                                  "sections": dict(body.checkpoint.sections) if body.checkpoint.sections else None,
-                                  "tools": [_tool_json(t) for t in body.checkpoint.tools_added or ()],
-                                  "timestamp": body.checkpoint.timestamp,
-                                  "extra": dict(body.checkpoint.extra) if body.checkpoint.extra else None}
+            left["checkpoint"] = _system_json(body.checkpoint)
         out: JSONDict = {"first_kept": first_kept or "", "summary": _summary_item(body.summary), "config": checkpoint.full()}
         if type(body.tokens_before) is int:
             out["tokens_before"] = body.tokens_before
@@ -488,10 +497,22 @@ class _Writer:
         left["target_id"] = body.target_id
         if body.omit and targets:
             return [("config", {"omit": {"items": list(targets)}}, False)]
-        if body.replacement is not None:
+        if body.omit:
+            left["omit"] = True
+        elif body.replacement is not None:
+            target = self.doc.get(body.target_id) if body.target_id is not None else None
+            if targets and target is not None and type(target.message) in _EDITABLE:
+                # The target's items keep their kind; their content becomes the replacement
+                # (RFC 0001 extension entry, honoured by context.py: see asf.md).
+                form: JSONDict = {}
+                replacement = input_parts(body.replacement, form)
+                if form:
+                    left["replacement_form"] = form
+                return [("pi:context_edit", {"target": self.ref(body.target_id), "items": list(targets),
+                                             "replacement": replacement}, False)]
             left["replacement"] = _content_json(body.replacement)
         self.report.add("context-edit-not-applied", line,
-                        "a context edit that replaces content (or names no item) has no ASF form; kept as pi:context_edit")
+                        "a context edit naming no item of a message pi can edit has no ASF form; kept as pi:context_edit")
         return [("pi:context_edit", {"target": self.ref(body.target_id)}, False)]
 
 
@@ -508,14 +529,16 @@ def _summary_item(summary: str | None) -> JSONDict:
 def _content_json(content: ir.Content | None) -> Any:
     if content is None or type(content) is str:
         return content
-    out = []
-    for part in content:
-        if type(part) is ir.UnknownPart:
-            out.append(part.value)
-        else:
-            value = fields_json(part, skip_empty=True)
-            value["kind"] = type(part).__name__
-            out.append(value)
+    return [part_json(part) for part in content]
+
+
+def _system_json(msg: ir.SystemMessage) -> JSONDict:
+    """Everything of a pi system message, for the rebuild (its effect is the config)."""
+    out: JSONDict = {}
+    _keep(out, content=_content_json(msg.content), sections=dict(msg.sections) if msg.sections is not None else None,
+          tools_added=[_tool_json(t) for t in msg.tools_added] if msg.tools_added is not None else None,
+          tools_removed=[_tool_json(t) for t in msg.tools_removed] if msg.tools_removed is not None else None,
+          timestamp=msg.timestamp, extra=dict(msg.extra) if msg.extra else None)
     return out
 
 
@@ -545,10 +568,14 @@ def header(doc: ir.Document) -> JSONDict:
     if info.parent_session is not None:
         out["parent_session"] = info.parent_session
     left: JSONDict = {}
-    if info.created is not None and info.created != created:
-        left["timestamp"] = info.created
+    if info.created != created:
+        left["timestamp"] = info.created  # null: the header had no (string) timestamp
     if info.id is None:
         left["id_synthesized"] = True
+    elif not info.id:
+        left["id"] = info.id
+    if info.line != 1:
+        left["line"] = info.line  # 0: the file had no header line
     if info.extra:
         left["extra"] = dict(info.extra)
     if info.other_headers:
@@ -586,7 +613,7 @@ def _write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], rep
     out.write(orjson.dumps(head, option=_LINE))
     if doc.session.other_headers:
         report.add("extra-header-kept", None, f"{len(doc.session.other_headers)} further header line(s) kept in the header's pi member")
-    writer = _Writer(doc, out, report, checker=checker)
+    writer = _Writer(doc, out, report, checker=checker, next_line=doc.session.line + 1)
     waiting: dict[str, list[ir.Entry]] = {}
     present = {e.id for e in doc.entries}
 
