@@ -6,7 +6,9 @@ root (``parents`` is provenance and never walked), replays ``config`` entries in
 settings (honouring ``replace``, ``instructions_parts``, ``omit``), starts from the last
 ``compaction``'s checkpoint and summary when there is one, and collects the items of
 ``item``, ``branch_summary`` and the selected ``compaction`` entries. Record entries and
-unknown extensions contribute nothing.
+unknown extensions contribute nothing; one extension is known: ``pi:context_edit`` with
+``items`` and ``replacement`` (pi's context edit that replaces a message's content, see
+``docs/formats/asf.md``) puts the replacement in place of the items it names.
 """
 
 from __future__ import annotations
@@ -243,12 +245,18 @@ def build_context(path: list[JSONDict]) -> Context:
         model_at[entry["id"]] = settings.values.get("model")
     final_model = settings.values.get("model")
     omitted: list[str] = []
+    replaced = _replacements(selected)
     for entry in body:
         type_ = entry.get("type")
         if type_ == "item" and isinstance(entry.get("item"), dict):
             item = entry["item"]
             if entry["id"] in settings.omit_items:
                 omitted.append(entry["id"])
+                continue
+            edit = replaced.get(entry["id"])
+            if edit is not None:
+                if entry["id"] == edit["items"][0]:
+                    items.append((_replaced(item, entry, edit["replacement"]), entry["id"]))
                 continue
             if (
                 settings.omit_reasoning == "other_models"
@@ -270,3 +278,37 @@ def build_context(path: list[JSONDict]) -> Context:
         item_entries=[src for _, src in items],
         omitted=omitted,
     )
+
+
+# --------------------------------------------------------------------------- pi:context_edit
+
+
+def _replacements(selected: list[JSONDict]) -> dict[str, JSONDict]:
+    """Item entry id -> the ``pi:context_edit`` replacing it: the latest on the selected
+    entries wins, wherever it stands among them (pi's rule)."""
+    out: dict[str, JSONDict] = {}
+    for entry in selected:
+        if entry.get("type") != "pi:context_edit":
+            continue
+        names, replacement = entry.get("items"), entry.get("replacement")
+        if isinstance(names, list) and names and isinstance(replacement, list):
+            for name in names:
+                if type(name) is str:
+                    out[name] = entry
+    return out
+
+
+def _replaced(item: JSONDict, entry: JSONDict, parts: list[Any]) -> JSONDict:
+    """The first item of an edited message, carrying the replacement content: a user
+    message keeps its role, a tool output its call id; a model turn (items of a
+    ``response``) becomes one assistant message (the edit replaced all its parts)."""
+    if item.get("type") == "function_call_output":
+        return {**item, "output": parts}
+    if item.get("type") == "message" and item.get("role") != "assistant" and not entry.get("response"):
+        return {**item, "content": parts}
+    content = [
+        {"type": "output_text", "text": p.get("text", ""), "annotations": []}
+        if isinstance(p, dict) and p.get("type") == "input_text" else p
+        for p in parts
+    ]
+    return {"type": "message", "role": "assistant", "status": "completed", "content": content}
