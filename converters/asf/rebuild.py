@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -172,8 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.output, "wb") as out:
             write_pi(rebuilt, out)
     else:
-        write_pi(rebuilt, sys.stdout.buffer)
-        sys.stdout.flush()
+        try:
+            write_pi(rebuilt, sys.stdout.buffer)
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader went away (| head): stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
     for issue in rebuilt.problems:
         print(f"{args.file}:{issue.line}: [{issue.code}] {issue.message}", file=sys.stderr)
     return 1 if rebuilt.problems else 0
