@@ -98,7 +98,7 @@ def rebuild_document(source: Source) -> Rebuilt:
                 problems.append(ir.Issue(lineno, code or "unreadable", message or ""))
                 continue
             if lineno == 1 and value.get("type") == "session":
-                header = value
+                header = restore(value)
                 continue
             lines[value.get("id")] = lineno  # type: ignore[index]
             entries.append(restore(value))

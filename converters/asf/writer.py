@@ -608,6 +608,15 @@ def _write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], rep
 
         checker = WriteChecker(doc.session.source_path)
     head = header(doc)
+    try:
+        canonical(head)
+    except CanonicalError:  # pi's header may hold lone surrogates or big whole numbers too
+        try:
+            head, records = normalise(head)
+            head["normalised"] = records
+            report.add("value-normalised", doc.session.line or None, f"{len(records)} header value(s) made I-JSON")
+        except CanonicalError as exc:  # a number that is not finite: written as orjson spells it (null)
+            report.add("value-normalised", doc.session.line or None, f"header: {exc}")
     if checker is not None:
         checker.header(head)
     out.write(orjson.dumps(head, option=_LINE))
