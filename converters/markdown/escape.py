@@ -107,7 +107,9 @@ def one_line(text: str, limit: int = 0) -> str:
 def inline(text: str, limit: int = 0) -> str:
     """Plain text for a heading, note or link text (never at the start of a line): one
     line, with every character that means something inside a line backslash-escaped."""
-    return _PUNCT.sub(r"\\\1", one_line(text, limit))
+    text = one_line(text, limit)
+    # (a search first: a substitution with a template calls back into Python every time)
+    return _PUNCT.sub(r"\\\1", text) if _PUNCT.search(text) else text
 
 
 def code_span(text: str, limit: int = 0) -> str:
@@ -142,13 +144,16 @@ _LINK_DEST = re.compile(_EVEN_BS + r"\]\((?![ \t]*https?://)", re.IGNORECASE)
 # ``]:`` is a link reference definition; kept only for http(s) targets.
 _LINK_DEF = re.compile(_EVEN_BS + r"\]:(?![ \t]*https?://)", re.IGNORECASE)
 _ATX = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
+# What any match of _ATX implies, at the start and led by the newline before the line
+# (a literal first character makes the search several times faster than "^" does).
+_ATX_FIRST = re.compile(r" {0,3}#")
+_ATX_CANDIDATE = re.compile(r"\n {0,3}#")
 # A line that would turn the paragraph above it into a setext heading.
 _SETEXT = re.compile(r"(?<=[^\n])\n( {0,3}(?:=+|-+)[ \t]*)(?=\n|$)")
 # The same line led by its newline: a fast search that any match of _SETEXT implies.
 _SETEXT_CANDIDATE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
 # Any line that could open a fence, in a container or indented included.
 _FENCE_ANYWHERE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(?:`{3,}|~{3,})", re.MULTILINE)
-_RISKY = re.compile(r"[<\]#=\-]")
 
 
 def _escape_inline(segment: str) -> str:
@@ -277,7 +282,7 @@ def markdown(text: str, shift: int) -> str:
     text = normalize_newlines(text).rstrip("\n")
     if not text or text.isspace():
         return ""
-    if "```" not in text and "~~~" not in text:
+    if ("`" not in text or "```" not in text) and ("~" not in text or "~~~" not in text):
         return _without_fences(text, shift)
     if _fence_in_container(text):
         # A fence inside a list or quote, or indented: take the block structure from
@@ -310,18 +315,22 @@ def _without_fences(text: str, shift: int) -> str:
     """Text with no fenced code: the rules apply to every line, so whole-text regular
     expressions do the job (code spans are skipped line by line). An indented code block
     may get a backslash it did not need; that costs a stray character, never safety."""
-    if not _RISKY.search(text):
+    # (single-character tests: each is a memchr-like scan, much faster than a regex's)
+    html_or_link = "<" in text or "]" in text
+    heading = "#" in text
+    setext = "-" in text or "=" in text
+    if not (html_or_link or heading or setext):
         return text
-    if "<" in text or "]" in text:
+    if html_or_link:
         if "`" in text:
             lines = text.split("\n")
             _escape_lines(lines)
             text = "\n".join(lines)
         else:
             text = _escape_inline(text)
-    if "#" in text:
+    if heading and (_ATX_FIRST.match(text) or _ATX_CANDIDATE.search(text)):
         text = _ATX.sub(lambda m: _demote(m, shift), text)
-    if ("-" in text or "=" in text) and _SETEXT_CANDIDATE.search(text):
+    if setext and _SETEXT_CANDIDATE.search(text):
         text = _SETEXT.sub(r"\n\n\1", text)
     return text
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from piconv import Report
 from piconv.ir import (
+    EMPTY,
     AssistantMessage,
     BranchSummary,
     Compaction,
@@ -52,6 +53,7 @@ from .images import Images
 from .tools import describe_call, result_language, summary_target
 from .tools import pretty_json as _json
 
+_ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 
 
@@ -61,10 +63,12 @@ def when(entry: Entry) -> str:
     Returns Markdown: an unrecognised timestamp is escaped."""
     ts = entry.timestamp
     if isinstance(ts, str):
+        if len(ts) == 24 and _ISO_MS.fullmatch(ts):
+            return f"{ts[:10]} {ts[11:19]} UTC"  # what pi writes: a shortcut
         m = _ISO.match(ts.strip())
         if m:
-            zone = m.group(3)
-            return f"{m.group(1)} {m.group(2)} " + ("UTC" if zone in (None, "Z") else zone)
+            date, time, zone = m.groups()
+            return f"{date} {time} {'UTC' if zone is None or zone == 'Z' else zone}"
     msg = entry.message
     ms = getattr(msg, "timestamp", None) if msg is not None else None
     if isinstance(ms, (int, float)) and not isinstance(ms, bool):
@@ -89,11 +93,18 @@ def _details(summary: str, body: str) -> str:
     """A collapsed block. ``summary`` must already be HTML-escaped; ``body`` is Markdown
     that leaves no container open (the blank line and ``</details>`` at column 0 close
     anything it opened)."""
+    if len(body) > 1 and body[-1] == "\n" and not body[-2].isspace():
+        # The usual body (a block ending in one newline): the same text as below,
+        # without copying the body once more to strip that newline.
+        return f"<details>\n<summary>{summary}</summary>\n\n{body}\n</details>\n"
     return f"<details>\n<summary>{summary}</summary>\n\n{body.rstrip()}\n\n</details>\n"
 
 
 def _note(text: str) -> str:
     return f"*{text}*\n"
+
+
+_NO_RESULT = _note("No result recorded for this call.")
 
 
 class Renderer:
@@ -107,24 +118,32 @@ class Renderer:
         self.labels = labels
         self.turns = 0
         self.turn_of: dict[str, int] = {}  # entry id -> turn number, for notes that refer back
+        self._hashes = "#" * level
+        self._assistants: dict[str, str] = {}  # model name -> "Assistant (model)", escaped
 
     # ------------------------------------------------------------------ driver
 
-    def render(self, entries: Sequence[Entry]) -> Iterator[str]:
+    def render(self, entries: Sequence[Entry]) -> list[str]:
         """Markdown blocks for ``entries`` (a path or a segment), each ending in a newline;
-        blocks are to be joined with blank lines."""
+        blocks are to be joined with blank lines. (Blocks are appended to one list by
+        every method below: cheaper than a chain of generators, which pays at every
+        level for every block.)"""
         results, paired = self._pair(entries)
+        out: list[str] = []
+        report = self.report
+        message = self._message
         for entry in entries:
-            if id(entry) in paired:
+            if paired and id(entry) in paired:
                 continue
             body = entry.body
-            line = entry.origin.line
-            if entry.extra:
-                self.report.add("extra-members", line)
+            extra = entry.extra
+            if extra is not EMPTY and extra:  # (EMPTY's length is a Python call)
+                report.add("extra-members", entry.origin.line)
             if isinstance(body, MessageBody):
-                yield from self._message(entry, body.message, results)
+                message(entry, body.message, results, out)
             else:
-                yield from self._event(entry, body, line)
+                self._event(entry, body, entry.origin.line, out)
+        return out
 
     def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int]]:
         """Results by (id of the calling entry, part index); the set of paired result
@@ -133,11 +152,20 @@ class Renderer:
         results: dict[tuple[int, int], Entry] = {}
         paired: set[int] = set()
         for entry in entries:
-            msg = entry.message
+            body = entry.body
+            if not isinstance(body, MessageBody):
+                continue
+            msg = body.message
             if isinstance(msg, AssistantMessage):
-                for i, part in enumerate(_parts(msg.content)):
-                    if isinstance(part, ToolCall) and isinstance(part.call_id, str):
-                        open_calls.setdefault(part.call_id, deque()).append((id(entry), i))
+                content = msg.content
+                if isinstance(content, (tuple, list)):
+                    for i, part in enumerate(content):
+                        if isinstance(part, ToolCall) and isinstance(part.call_id, str):
+                            waiting = open_calls.get(part.call_id)
+                            if waiting is None:
+                                open_calls[part.call_id] = deque([(id(entry), i)])
+                            else:
+                                waiting.append((id(entry), i))
             elif isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
                 waiting = open_calls.get(msg.call_id)
                 if waiting:
@@ -148,12 +176,12 @@ class Renderer:
     def heading(self, entry: Entry, who: str) -> str:
         """A turn heading: number, who (already escaped Markdown), time and entry id."""
         self.turns += 1
-        self.turn_of[entry.id] = self.turns
-        parts = [f"{self.turns}. {who}"]
+        turn = self.turns
+        self.turn_of[entry.id] = turn
         time = when(entry)
         if time:
-            parts.append(time)
-        return f"{'#' * self.level} {' · '.join(parts)} {esc.code_span(entry.id, 80)}\n"
+            return f"{self._hashes} {turn}. {who} · {time} {esc.code_span(entry.id, 80)}\n"
+        return f"{self._hashes} {turn}. {who} {esc.code_span(entry.id, 80)}\n"
 
     def _ref(self, entry_id: str | None) -> str:
         if entry_id is None:
@@ -175,6 +203,12 @@ class Renderer:
     def _content(self, content: Content | None, line: int) -> list[str]:
         """Text parts (joined, as one Markdown text) and images, in order."""
         blocks: list[str] = []
+        if isinstance(content, str):
+            if content:
+                body = self._text(content)
+                if body:
+                    blocks.append(body + "\n")
+            return blocks
         texts: list[str] = []
 
         def flush() -> None:
@@ -206,86 +240,99 @@ class Renderer:
 
     # ------------------------------------------------------------------ messages
 
-    def _message(self, entry: Entry, msg: Any, results: dict[tuple[int, int], Entry]) -> Iterator[str]:
-        line = entry.origin.line
-        if isinstance(msg, UserMessage):
-            yield self.heading(entry, "User")
-            blocks = self._content(msg.content, line)
-            yield from blocks or [_note("Empty message.")]
-        elif isinstance(msg, AssistantMessage):
-            yield from self._assistant(entry, msg, results)
+    def _message(self, entry: Entry, msg: Any, results: dict[tuple[int, int], Entry], out: list[str]) -> None:
+        if isinstance(msg, AssistantMessage):
+            self._assistant(entry, msg, results, out)
+        elif isinstance(msg, UserMessage):
+            out.append(self.heading(entry, "User"))
+            blocks = self._content(msg.content, entry.origin.line)
+            out.extend(blocks or [_note("Empty message.")])
         elif isinstance(msg, ToolResult):
             name = msg.tool_name or "unknown tool"
-            yield self.heading(entry, f"Tool result {esc.code_span(name, 80)}")
-            yield _note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here.")
-            yield self._result(entry, msg, None)
+            out.append(self.heading(entry, f"Tool result {esc.code_span(name, 80)}"))
+            out.append(_note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here."))
+            out.append(self._result(entry, msg, None))
         elif isinstance(msg, ShellCommand):
-            yield from self._shell(entry, msg)
+            self._shell(entry, msg, out)
         elif isinstance(msg, ExtensionMessage):
+            line = entry.origin.line
             kind = esc.inline(msg.extension_type or "unnamed", 80)
             hidden = " (hidden)" if msg.display is False else ""
-            yield self.heading(entry, f"Extension message · {kind}{hidden}")
+            out.append(self.heading(entry, f"Extension message · {kind}{hidden}"))
             if msg.display is False:
-                yield _note("Not displayed to the user; sent to the model.")
+                out.append(_note("Not displayed to the user; sent to the model."))
             if msg.details is not None:
                 self.report.add("extension-details", line)
-            yield from self._content(msg.content, line) or [_note("Empty message.")]
+            out.extend(self._content(msg.content, line) or [_note("Empty message.")])
         elif isinstance(msg, SummaryMessage):
             kind = "Branch summary" if msg.kind == "branch" else "Compaction summary"
-            yield self.heading(entry, kind)
-            yield self._summary(kind, msg.summary, msg.tokens_before, msg.from_id)
+            out.append(self.heading(entry, kind))
+            out.append(self._summary(kind, msg.summary, msg.tokens_before, msg.from_id))
         elif isinstance(msg, SystemMessage):
-            yield self._system(msg, line)
+            out.append(self._system(msg, entry.origin.line))
         else:
             role = msg.role if isinstance(msg, UnknownMessage) else None
-            self.report.add("unknown-message", line, str(role))
-            yield self.heading(entry, f"Message with unknown role {esc.code_span(str(role), 80)}")
+            self.report.add("unknown-message", entry.origin.line, str(role))
+            out.append(self.heading(entry, f"Message with unknown role {esc.code_span(str(role), 80)}"))
             value = msg.value if isinstance(msg, UnknownMessage) else repr(msg)
-            yield _details(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json"))
+            out.append(_details(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json")))
 
-    def _assistant(self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry]) -> Iterator[str]:
+    def _assistant(
+        self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry], out: list[str]
+    ) -> None:
         line = entry.origin.line
-        who = "Assistant"
-        if msg.model is not None and msg.model.model:
-            who += f" ({esc.inline(msg.model.model, 80)})"
-        yield self.heading(entry, who)
-        texts: list[str] = []
-
-        def flush() -> Iterator[str]:
+        model = msg.model
+        if model is not None and model.model:
+            who = self._assistants.get(model.model)
+            if who is None:
+                who = self._assistants[model.model] = f"Assistant ({esc.inline(model.model, 80)})"
+            out.append(self.heading(entry, who))
+        else:
+            out.append(self.heading(entry, "Assistant"))
+        content = msg.content
+        if isinstance(content, str):
+            if content:
+                body = self._text(content)
+                if body:
+                    out.append(body + "\n")
+        elif isinstance(content, (tuple, list)):
+            texts: list[str] = []
+            key = id(entry)
+            for i, part in enumerate(content):
+                if isinstance(part, Text):
+                    if part.text:
+                        texts.append(part.text)
+                    if part.signature:
+                        self.report.add("signatures", line)
+                    continue
+                if texts:
+                    body = self._text("\n\n".join(texts))
+                    texts.clear()
+                    if body:
+                        out.append(body + "\n")
+                if isinstance(part, ToolCall):
+                    self._call(part, results.get((key, i)), line, out)
+                elif isinstance(part, Reasoning):
+                    out.append(self._reasoning(part, line))
+                elif isinstance(part, Image):
+                    out.append(self.images.render(part.data, part.media_type, line) + "\n")
+                else:
+                    out.append(self._unknown_part(part, line))
             if texts:
                 body = self._text("\n\n".join(texts))
-                texts.clear()
                 if body:
-                    yield body + "\n"
-
-        for i, part in enumerate(_parts(msg.content)):
-            if isinstance(part, Text):
-                if part.text:
-                    texts.append(part.text)
-                if part.signature:
-                    self.report.add("signatures", line)
-                continue
-            yield from flush()
-            if isinstance(part, Reasoning):
-                yield self._reasoning(part, line)
-            elif isinstance(part, ToolCall):
-                yield from self._call(part, results.get((id(entry), i)), line)
-            elif isinstance(part, Image):
-                yield self.images.render(part.data, part.media_type, line) + "\n"
-            else:
-                yield self._unknown_part(part, line)
-        yield from flush()
+                    out.append(body + "\n")
         stop = msg.stop_reason
         if stop == "error":
-            yield _note("The response failed.")
+            out.append(_note("The response failed."))
             if msg.error_message:
-                yield esc.fenced(msg.error_message, "text")
+                out.append(esc.fenced(msg.error_message, "text"))
         elif stop == "aborted":
-            yield _note("The response was aborted.")
+            out.append(_note("The response was aborted."))
         elif stop == "length":
-            yield _note("The response was cut off at the output token limit.")
-        elif not msg.content:
-            yield _note("Empty response.")
+            out.append(_note("The response was cut off at the output token limit."))
+        elif not content:
+            out.append(_note("Empty response."))
 
     def _reasoning(self, part: Reasoning, line: int) -> str:
         if part.signature:
@@ -295,21 +342,22 @@ class Renderer:
         body = self._text(part.text) or "*Empty.*"
         return _details("Thinking", body)
 
-    def _call(self, call: ToolCall, result: Entry | None, line: int) -> Iterator[str]:
-        name = call.name or "unknown tool"
-        desc, blocks = describe_call(call.name, call.arguments)
+    def _call(self, call: ToolCall, result: Entry | None, line: int, out: list[str]) -> None:
+        name = call.name
+        desc, blocks = describe_call(name, call.arguments)
         res = result.message if result is not None else None
-        failed = isinstance(res, ToolResult) and res.is_error is True
-        mark = " — **failed**" if failed else ""
-        yield f"**Tool call** {esc.code_span(name, 80)}{' ' + desc if desc else ''}{mark}\n"
-        yield from blocks
+        mark = " — **failed**" if isinstance(res, ToolResult) and res.is_error is True else ""
+        span = esc.code_span(name or "unknown tool", 80)
+        out.append(f"**Tool call** {span} {desc}{mark}\n" if desc else f"**Tool call** {span}{mark}\n")
+        if blocks:
+            out.extend(blocks)
         if call.signature:
             self.report.add("signatures", line)
         if result is None or not isinstance(res, ToolResult):
-            yield _note("No result recorded for this call.")
+            out.append(_NO_RESULT)
         else:
             self.turn_of[result.id] = self.turns  # notes about the result point to this turn
-            yield self._result(result, res, call)
+            out.append(self._result(result, res, call))
 
     def _result(self, entry: Entry, res: ToolResult, call: ToolCall | None) -> str:
         line = entry.origin.line
@@ -318,32 +366,39 @@ class Renderer:
         label = ("Error from " if res.is_error else "Result of ") + tool + (f" {target}" if target else "")
         texts: list[str] = []
         media: list[str] = []
-        for part in _parts(res.content):
-            if isinstance(part, Text):
-                if part.text:
-                    texts.append(part.text)
-            elif isinstance(part, Image):
-                media.append(self.images.render(part.data, part.media_type, line) + "\n")
-            else:
-                media.append(self._unknown_part(part, line))
+        content = res.content
+        if isinstance(content, str):
+            if content:
+                texts.append(content)
+        elif isinstance(content, (tuple, list)):
+            for part in content:
+                if isinstance(part, Text):
+                    if part.text:
+                        texts.append(part.text)
+                elif isinstance(part, Image):
+                    media.append(self.images.render(part.data, part.media_type, line) + "\n")
+                else:
+                    media.append(self._unknown_part(part, line))
         blocks: list[str] = []
         if texts:
-            lang = result_language(call.name if call else tool, call.arguments if call else None)
-            blocks.append(esc.fenced("\n".join(texts), "text" if res.is_error else lang))
-        blocks.extend(media)
-        diff = res.details.get("diff") if isinstance(res.details, dict) else None
+            lang = "text" if res.is_error else result_language(call.name if call else tool, call.arguments if call else None)
+            blocks.append(esc.fenced("\n".join(texts), lang))
+        if media:
+            blocks.extend(media)
+        details = res.details
+        diff = details.get("diff") if isinstance(details, dict) else None
         if isinstance(diff, str) and diff:
             blocks.append(esc.fenced(diff, "diff"))
-        elif res.details not in (None, {}):
+        elif details not in (None, {}):
             self.report.add("tool-details", line)
         if res.usage is not None:
             self.report.add("per-message-usage", line)
-        body = "\n".join(blocks) if blocks else _note("Empty result.")
+        body = "\n".join(blocks) if blocks else _note("Empty result.")  # (one block: no copy)
         return _details(esc.summary_text(label), body)
 
-    def _shell(self, entry: Entry, msg: ShellCommand) -> Iterator[str]:
-        yield self.heading(entry, "Shell command (user)")
-        yield esc.fenced(msg.command or "", "bash")
+    def _shell(self, entry: Entry, msg: ShellCommand, out: list[str]) -> None:
+        out.append(self.heading(entry, "Shell command (user)"))
+        out.append(esc.fenced(msg.command or "", "bash"))
         status = []
         if msg.cancelled:
             status.append("cancelled")
@@ -353,11 +408,11 @@ class Renderer:
             status.append("output truncated")
         label = "Output" + (f" ({', '.join(status)})" if status else "")
         body = esc.fenced(msg.output, "text") if msg.output else _note("No output.")
-        yield _details(esc.summary_text(label), body)
+        out.append(_details(esc.summary_text(label), body))
         if msg.truncated and msg.full_output_path:
-            yield _note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}.")
+            out.append(_note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}."))
         if msg.exclude_from_context:
-            yield _note("Not sent to the model.")
+            out.append(_note("Not sent to the model."))
 
     def _summary(self, kind: str, summary: str | None, tokens_before: int | None, from_id: str | None) -> str:
         facts = []
@@ -401,52 +456,52 @@ class Renderer:
 
     # ------------------------------------------------------------------ other entries
 
-    def _event(self, entry: Entry, body: Any, line: int) -> Iterator[str]:
+    def _event(self, entry: Entry, body: Any, line: int, out: list[str]) -> None:
         if isinstance(body, ModelChange):
             model = "/".join(x for x in (body.provider, body.model) if x) or "unknown"
-            yield _note(f"Model set to {esc.code_span(model, 120)}.")
+            out.append(_note(f"Model set to {esc.code_span(model, 120)}."))
         elif isinstance(body, ReasoningLevelChange):
-            yield _note(f"Thinking level set to {esc.code_span(body.level or 'unknown', 40)}.")
+            out.append(_note(f"Thinking level set to {esc.code_span(body.level or 'unknown', 40)}."))
         elif isinstance(body, Label):
             if body.label:
-                yield _note(f"Label {esc.code_span(body.label, 120)} set on {self._ref(body.target_id)}.")
+                out.append(_note(f"Label {esc.code_span(body.label, 120)} set on {self._ref(body.target_id)}."))
             else:
-                yield _note(f"Label cleared on {self._ref(body.target_id)}.")
+                out.append(_note(f"Label cleared on {self._ref(body.target_id)}."))
         elif isinstance(body, SessionName):
             if body.name and body.name.strip():
-                yield _note(f"Session named {esc.code_span(body.name, 200)}.")
+                out.append(_note(f"Session named {esc.code_span(body.name, 200)}."))
             else:
-                yield _note("Session name cleared.")
+                out.append(_note("Session name cleared."))
         elif isinstance(body, Compaction):
-            yield self.heading(entry, "Compaction")
-            yield self._summary("Compaction summary", body.summary, body.tokens_before, None)
+            out.append(self.heading(entry, "Compaction"))
+            out.append(self._summary("Compaction summary", body.summary, body.tokens_before, None))
             if body.checkpoint is not None:
                 self.report.add("compaction-checkpoint", line)
             if body.details is not None:
                 self.report.add("summary-details", line)
         elif isinstance(body, BranchSummary):
-            yield self.heading(entry, "Branch summary")
-            yield self._summary("Branch summary", body.summary, None, body.from_id)
+            out.append(self.heading(entry, "Branch summary"))
+            out.append(self._summary("Branch summary", body.summary, None, body.from_id))
             if body.details is not None:
                 self.report.add("summary-details", line)
         elif isinstance(body, ContextEdit):
             if body.omit:
-                yield _note(f"Context edit: {self._ref(body.target_id)} hidden from the model from here on.")
+                out.append(_note(f"Context edit: {self._ref(body.target_id)} hidden from the model from here on."))
             else:
-                yield _note(f"Context edit: the model sees {self._ref(body.target_id)} replaced from here on.")
+                out.append(_note(f"Context edit: the model sees {self._ref(body.target_id)} replaced from here on."))
                 blocks = self._content(body.replacement, line)
                 if blocks:
-                    yield _details(esc.summary_text("What the model sees instead"), "\n".join(blocks))
+                    out.append(_details(esc.summary_text("What the model sees instead"), "\n".join(blocks)))
         elif isinstance(body, UsageRecord):
             total = body.usage.total_tokens if body.usage is not None else None
             kind = body.usage_kind or "usage"
             amount = f": {total:,} tokens" if isinstance(total, int) else ""
-            yield _note(f"Model usage recorded ({esc.inline(kind, 40)}){amount}.")
+            out.append(_note(f"Model usage recorded ({esc.inline(kind, 40)}){amount}."))
         elif isinstance(body, ExtensionState):
             self.report.add("extension-state", line, body.extension_type)
         elif isinstance(body, UnknownBody):
             self.report.add("unknown-entry", line, body.type)
-            yield _note(f"Entry of unknown type {esc.code_span(body.type or '?', 80)} not shown.")
+            out.append(_note(f"Entry of unknown type {esc.code_span(body.type or '?', 80)} not shown."))
         else:
             self.report.add("unknown-entry", line, type(body).__name__)
 

@@ -75,8 +75,8 @@ _json = pretty_json
 
 
 def _diff(old: str, new: str) -> str:
-    lines = [f"-{line}" for line in old.split("\n")] + [f"+{line}" for line in new.split("\n")]
-    return "\n".join(lines)
+    """Every line of ``old`` prefixed with ``-``, then every line of ``new`` with ``+``."""
+    return "-" + old.replace("\n", "\n-") + "\n+" + new.replace("\n", "\n+")
 
 
 def describe_call(name: str | None, arguments: Any) -> tuple[str, list[str]]:
@@ -84,10 +84,12 @@ def describe_call(name: str | None, arguments: Any) -> tuple[str, list[str]]:
     that follow it."""
     args = arguments if isinstance(arguments, dict) else None
     tool = name or ""
-    if args is None or tool not in KNOWN_ARGS or not set(args) <= KNOWN_ARGS[tool]:
+    if args is None or tool not in KNOWN_ARGS or not args.keys() <= KNOWN_ARGS[tool]:
         blocks = [] if arguments in (None, {}) else [fenced(_json(arguments), "json")]
         return "", blocks
-    str_path = args.get("path") if isinstance(args.get("path"), str) else None
+    str_path = args.get("path")
+    if not isinstance(str_path, str):
+        str_path = None
     desc: list[str] = []
     blocks: list[str] = []
     if str_path is not None:

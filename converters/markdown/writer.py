@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import reduce
+from operator import add, attrgetter
 from typing import IO, Any
 
 from piconv import Report, UsageError, ValidationFailed
@@ -19,6 +21,7 @@ from piconv.ir import (
     Document,
     Entry,
     ExtensionMessage,
+    MessageBody,
     ModelChange,
     ReasoningLevelChange,
     ShellCommand,
@@ -72,36 +75,25 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
     models: dict[str, None] = {}  # insertion-ordered set
     levels: dict[str, None] = {}
     counts = _counts()
-    tokens = dict.fromkeys(_TOKEN_FIELDS, 0)
-    cost = dict.fromkeys(_COST_FIELDS, 0.0)
-
-    def add_usage(usage: Usage | None) -> None:
-        if usage is None:
-            return
-        for f in _TOKEN_FIELDS:
-            v = getattr(usage, f)
-            if isinstance(v, int):
-                tokens[f] += v
-        if usage.cost is not None:
-            for f in _COST_FIELDS:
-                v = getattr(usage.cost, f)
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    cost[f] += v
-
+    usages: list[Usage] = []  # summed at the end, in this order
+    add_usage = usages.append
+    role_keys = _ROLE_KEYS
     for entry in entries:
         body = entry.body
-        msg = entry.message
+        msg = body.message if isinstance(body, MessageBody) else None
         if msg is not None:
-            key = _ROLE_KEYS.get(type(msg))
+            key = role_keys.get(type(msg))
             if key:
                 counts[key] += 1
             if isinstance(msg, AssistantMessage):
-                if msg.model is not None and msg.model.model:
-                    models["/".join(x for x in (msg.model.provider, msg.model.model) if x)] = None
+                model = msg.model
+                if model is not None and model.model:
+                    models["/".join(x for x in (model.provider, model.model) if x)] = None
                 if msg.reasoning_level:
                     levels[msg.reasoning_level] = None
-                add_usage(msg.usage)
-            elif isinstance(msg, ToolResult):
+                if msg.usage is not None:
+                    add_usage(msg.usage)
+            elif isinstance(msg, ToolResult) and msg.usage is not None:
                 add_usage(msg.usage)
         elif isinstance(body, ModelChange) and body.model:
             models["/".join(x for x in (body.provider, body.model) if x)] = None
@@ -109,16 +101,58 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
             levels[body.level] = None
         elif isinstance(body, (Compaction, BranchSummary)):
             counts["summaries"] += 1
-            add_usage(body.usage)
-        elif isinstance(body, UsageRecord):
+            if body.usage is not None:
+                add_usage(body.usage)
+        elif isinstance(body, UsageRecord) and body.usage is not None:
             add_usage(body.usage)
     return {
         "models": list(models),
         "thinking_levels": list(levels),
         "messages": counts,
-        "tokens": {k.removesuffix("_tokens"): v for k, v in tokens.items()},
-        "cost": {k: round(v, 10) for k, v in cost.items()},
+        "tokens": _token_totals(usages),
+        "cost": _cost_totals(usages),
     }
+
+
+_INT_OR_NONE = {int, type(None)}
+_NUMBER_OR_NONE = {int, float, type(None)}
+
+
+def _token_totals(usages: list[Usage]) -> dict[str, int]:
+    """Each token field summed over ``usages`` (integers only; a bool counts, as ever)."""
+    totals = {}
+    for field in _TOKEN_FIELDS:
+        column = list(map(attrgetter(field), usages))
+        if set(map(type, column)) <= _INT_OR_NONE:
+            total = sum(filter(None, column))  # the usual case, in C
+        else:
+            total = 0
+            for v in column:
+                if isinstance(v, int):
+                    total += v
+        totals[field.removesuffix("_tokens")] = total
+    return totals
+
+
+def _cost_totals(usages: list[Usage]) -> dict[str, float]:
+    """Each cost field summed over ``usages`` in their order (numbers only, not bools),
+    rounded to 10 digits. The additions are the plain left-to-right ones (not ``sum``,
+    which compensates rounding errors in newer Pythons): the same digits everywhere."""
+    costs = [cost for u in usages if (cost := u.cost) is not None]
+    totals = {}
+    for field in _COST_FIELDS:
+        column = list(map(attrgetter(field), costs))
+        if set(map(type, column)) <= _NUMBER_OR_NONE:
+            # The usual case, in C. Leaving zeros out changes no sum: a total that starts
+            # at 0.0 is never -0.0.
+            total = reduce(add, filter(None, column), 0.0)
+        else:
+            total = 0.0
+            for v in column:
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    total += v
+        totals[field] = round(total, 10)
+    return totals
 
 
 def title_of(doc: Document) -> str:
@@ -149,7 +183,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
             report.add("other-branches", count=len(doc.entries) - len(rendered))
     renderer = Renderer(report, images, level, doc.labels())
     segs = segments(doc) if all_branches else []
-    body = list(_tree(doc, segs, renderer) if all_branches else renderer.render(rendered))
+    body = list(_tree(doc, segs, renderer)) if all_branches else renderer.render(rendered)
     report.entries_written = len(rendered)
 
     info = doc.session
@@ -266,7 +300,8 @@ def _emit(out: IO[bytes], report: Report, blocks: list[str], sink: Callable[[str
         pending.append(block)
         size += len(block)
         if size >= FLUSH_CHARS:
-            _write(out, report, "\n".join(pending) + "\n", sink)
+            pending.append("")  # the separator after the last block: no copy of the piece
+            _write(out, report, "\n".join(pending), sink)
             pending, size = [], 0
     if pending:
         _write(out, report, "\n".join(pending), sink)
