@@ -197,3 +197,86 @@ def test_heading_tokens_match_markdown_it(line: str) -> None:
     mine = checker._heading_tokens(line + "\ntext\n")
     assert [(t.type, t.tag, t.level, t.map) for t in mine] == [(t.type, t.tag, t.level, t.map) for t in tokens[:2]]
     assert mine[1].content == tokens[1].content
+
+
+# -------------------------------------------------------------------------- what is left out
+
+
+def _regions(text: str, section: int) -> dict[int, int]:
+    """How many regions of each kind the splitter leaves out of the body."""
+    from piconv.converters.markdown import sections as sec
+
+    body = text[text.index("\n---\n") + 5 :]
+    splitter = Splitter(3 if 'layout: "tree"' in text else 2, section)
+    found = {sec.FENCE_CONTENT: 0, sec.BLOCK: 0, sec.HEADING: 0}
+    while True:
+        part = splitter.next(body, True)
+        assert part is not None
+        for _, _, kind in part.regions:
+            found[kind] += 1
+        if part.end == len(body):
+            return found
+        splitter.reset(part.end)
+
+
+def _call_mutations(text: str) -> dict[str, tuple[str, bool | None]]:
+    """Outputs broken around a tool call, where a whole call and its result are left out
+    of what the parser sees: name -> (text, whether it must be rejected; None: either)."""
+    call = "\n\n**Tool call** "
+    at = text.index(call)
+    head, tail = text[:at], text[at + len(call) :]
+    return {
+        "inline HTML on a call line": (head + call + "<b>x</b> " + tail, True),
+        "link on a call line": (head + call + "[x](javascript:y) " + tail, True),
+        "comment opened before a call": (head + "\n\n<!--" + call + tail, True),
+        "script block before a call": (head + "\n\n<script>" + call + tail, True),
+        "fence opened before a call": (head + "\n\n```" + call + tail, None),
+        "call continues a paragraph": (head + "\ntext <a" + call[1:] + tail, None),
+        "call continues a list item": (head + "\n\n- item" + call[1:] + tail, None),
+        "call inside a block quote": (head + "\n\n> quote\n>" + call[1:] + tail, None),
+        "no blank line after the call": (head + call + tail.replace("\n\n", "\n", 1), None),
+        "heading right after a result": (text.replace("\n</details>\n\n## ", "\n</details>\n## ", 1), None),
+        "details left open in a result": (head + call + tail.replace("\n\n</details>\n", "\n\n", 1), True),
+    }
+
+
+CALLS = [p for p in SOURCES if p.stem in ("basic", "badlogic__pi-mono__session")]
+
+
+@pytest.mark.parametrize("path", CALLS, ids=[p.stem for p in CALLS])
+def test_tool_calls_and_headings_left_out_give_the_same_verdict(path: Path) -> None:
+    """Tool calls with their results and every heading but a section's first are left
+    out of what the parser sees (sentinels stand for them, checked on the tokens); on
+    outputs broken around them the verdict stays the whole-document one, with sections
+    of every size."""
+    text = convert(path, images="omit")
+    found = _regions(text, checker.SECTION_CHARS)
+    assert found[1] >= text.count("\n**Tool call** ") // 2  # the fast path is taken
+    assert found[2] >= len(_turn_starts(text)) - len(text) // checker.SECTION_CHARS - 1
+    cases = {"as written": (text, False), **_call_mutations(text), **_mutations(text)}
+    for name, (bad, rejected) in cases.items():
+        whole = checker.check_whole(bad.encode("utf-8"))
+        if rejected is not None:
+            assert bool(whole) == rejected, (name, whole[:3])
+        for section in (0, 2048, checker.SECTION_CHARS):
+            stream = checker.Stream(section=section)
+            stream.feed(bad)
+            problems = stream.close()
+            if stream.incomplete:
+                continue  # check() reads it again in full
+            assert problems == whole, (name, section, problems[:3], whole[:3])
+        assert checker.check(bad.encode("utf-8")) == whole, name
+
+
+def test_sentinels_that_do_not_hold_send_the_section_to_the_parser_whole() -> None:
+    """A heading swallowed by an HTML block left open: its sentinel is swallowed too, the
+    check sees it and parses the section in full (and finds the problem)."""
+    path = next(p for p in SOURCES if p.stem == "basic")
+    text = convert(path, images="omit")
+    mid = _turn_starts(text)[2]
+    bad = text[:mid] + "<div>\n" + text[mid:]
+    stream = checker.Stream(section=checker.SECTION_CHARS)
+    stream.feed(bad)
+    problems = stream.close()
+    assert stream.reparsed >= 1
+    assert problems and problems == checker.check_whole(bad.encode("utf-8"))

@@ -35,6 +35,10 @@ from .sections import Elided, Section, Splitter, elide, whole
 MAX_PROBLEMS = 50
 FEED_CHARS = 1 << 16
 """The stream reads its input in pieces of at least this many characters."""
+SECTION_CHARS = 1 << 16
+"""Sections are cut at the first heading after this many characters: several turns are
+parsed at once, which costs the parser less than one turn at a time (each parse has a
+fixed cost) and keeps memory small all the same."""
 SCHEMA = ("piconv.converters.markdown", "schema/front-matter.schema.json")
 
 _DETAILS_OPEN = re.compile(r"^<details>\n<summary>[^<>\n]*</summary>\n?$")
@@ -124,7 +128,15 @@ class _Body:
         :meth:`rollback`)."""
         refs = self.env.get("references")
         before = len(refs) if refs is not None else 0
-        tokens = _parser().parse(text, self.env)
+        if "\r" in text or "\0" in text:
+            tokens = _parser().parse(text, self.env)
+        else:
+            # The block parser alone: the core chain's other rules would only normalise
+            # line ends and NULs (there are none) and join the children of inline tokens
+            # (not parsed yet: see tokens()).
+            md = _parser()
+            tokens = []
+            md.block.parse(text, md, self.env, tokens)
         refs = self.env.get("references")
         if refs is not None and len(refs) > before and self.brackets:
             # Inline text already checked could have used one of these definitions (the
@@ -156,12 +168,12 @@ class _Body:
         lines: int,
         last: str,
         final: bool,
-        sentinels: set[int] | frozenset[int] = frozenset(),
     ) -> None:
         """Checks one section's tokens. ``line_of`` maps a token line to a section line,
         ``first`` is the section's first body line, ``lines`` the parser's line count of
         the section and ``last`` its last line; ``final``: the section ends the body;
-        ``sentinels``: lines of blocks left out (their checks are known to pass)."""
+        blocks left out were replaced by sentinels the tokens hold as thematic breaks,
+        which no check reads (what they stand for is known to pass)."""
         md = _parser()
         env = self.env
         offset = self.offset + first + 1
@@ -202,8 +214,6 @@ class _Body:
                 if tok.level == 0:
                     pending_heading = (int(tok.tag[1]), where(tok))
             elif kind == "html_block":
-                if sentinels and tok.level == 0 and tok.map and tok.map[0] in sentinels:
-                    continue
                 content = tok.content.rstrip("\n")
                 if tok.level != 0:
                     problem(where(tok), f"raw HTML inside a container: {content[:40]!r}")
@@ -284,17 +294,33 @@ def _open_tail(tokens: list[Any], lines: int) -> bool:
 
 def _elisions_hold(tokens: list[Any], elided: Elided, skip: int = 0) -> bool:
     """Every fence whose content was left out opens at the top level on its own line and
-    closes on the next; every sentinel is a top-level HTML block of one line (see
-    :mod:`.sections`)."""
+    closes on the next; every sentinel, of a block or of a heading, is a thematic break
+    of one line at the top level (see :mod:`.sections`)."""
     fences = set()
-    blocks = set()
+    breaks = set()
     for tok in tokens:
         if tok.level == 0 and tok.map:
-            if tok.type == "fence" and tok.map[1] == tok.map[0] + 2:
+            kind = tok.type
+            if kind == "fence" and tok.map[1] == tok.map[0] + 2:
                 fences.add(tok.map[0] + skip)
-            elif tok.type == "html_block" and tok.map[1] == tok.map[0] + 1:
-                blocks.add(tok.map[0] + skip)
-    return fences.issuperset(elided.fences) and blocks.issuperset(elided.sentinels)
+            elif kind == "hr" and tok.map[1] == tok.map[0] + 1:
+                breaks.add(tok.map[0] + skip)
+    return fences.issuperset(elided.fences) and breaks.issuperset(elided.sentinels) and breaks.issuperset(elided.headings)
+
+
+def _with_headings(tokens: list[Any], headings: dict[int, str], skip: int) -> list[Any]:
+    """The tokens with each heading sentinel replaced by the tokens of its heading, made
+    by hand (:func:`_heading_tokens`) on the sentinel's line."""
+    out: list[Any] = []
+    for tok in tokens:
+        if tok.type == "hr" and tok.level == 0 and tok.map and tok.map[0] + skip in headings:
+            made = _heading_tokens(headings[tok.map[0] + skip])
+            for t in made:
+                t.map = [tok.map[0], tok.map[1]]
+            out.extend(made)
+        else:
+            out.append(tok)
+    return out
 
 
 # -- whole documents and streams -----------------------------------------------------------
@@ -309,9 +335,12 @@ class Stream:
     verdict (a CR in the text, or a link reference definition after inline text that
     could use it); the caller runs :func:`check` over the whole output instead."""
 
-    def __init__(self, references: dict[str, Any] | None = None, piece: int = FEED_CHARS) -> None:
+    def __init__(
+        self, references: dict[str, Any] | None = None, piece: int = FEED_CHARS, section: int = 0
+    ) -> None:
         self.references = references  # link reference definitions known in advance
         self.piece = piece
+        self.section = section  # the least characters of a section (0: cut at every heading)
         self.buf = ""
         self.body: _Body | None = None
         self.splitter: Splitter | None = None
@@ -421,7 +450,7 @@ class Stream:
             self.result = problems
             return False
         self.body = _Body(fm, body_start, self.references)
-        self.splitter = Splitter(self.body.turn_level)
+        self.splitter = Splitter(self.body.turn_level, self.section)
         self.splitter.reset(body_offset)
         return True
 
@@ -439,7 +468,7 @@ class Stream:
         skip = 1 if head is not None else 0
         rest = _below_first_line(text) if head is not None else text
         tokens = body.parse(rest)
-        if elided.anchors and not _elisions_hold(tokens, elided, skip):
+        if (elided.anchors or elided.headings) and not _elisions_hold(tokens, elided, skip):
             body.rollback(snap)
             self.reparsed += 1
             elided = whole(buf, section)
@@ -450,13 +479,15 @@ class Stream:
         if not at_end and _open_tail(tokens, lines - skip):
             body.rollback(snap)
             return -1
+        if elided.headings:
+            tokens = _with_headings(tokens, elided.headings, skip)
         if head is not None:
             body.tokens(head, _identity, self.line, lines, "", False)
         line_of = elided.line if elided.anchors else _identity
         if skip:
             base = line_of
             line_of = lambda index: base(index + 1)  # noqa: E731
-        body.tokens(tokens, line_of, self.line, lines - skip, _last_line(text), at_end, _shifted(elided.sentinels, skip))
+        body.tokens(tokens, line_of, self.line, lines - skip, _last_line(text), at_end)
         self.at_cut = True
         end = section.end
         return buf.count("\n", section.start, end) + (1 if end > section.start and buf[end - 1] != "\n" else 0)
@@ -465,10 +496,6 @@ class Stream:
 def _below_first_line(text: str) -> str:
     end = text.find("\n")
     return text[end + 1 :] if end >= 0 else ""
-
-
-def _shifted(lines: set[int], by: int) -> set[int]:
-    return {line - by for line in lines} if by and lines else lines
 
 
 class _Token:
@@ -524,7 +551,7 @@ def check(data: bytes) -> list[str]:
     text = _decode(data)
     if isinstance(text, list):
         return text
-    stream = Stream()
+    stream = Stream(section=SECTION_CHARS)
     stream.feed(text)
     problems = stream.close()
     if not stream.incomplete:
@@ -533,7 +560,7 @@ def check(data: bytes) -> list[str]:
     if "\r" in text or not refs:
         return check_whole(data)
     # A definition came after text that could use it: again, knowing every definition.
-    stream = Stream(dict(refs))
+    stream = Stream(dict(refs), section=SECTION_CHARS)
     stream.feed(text)
     problems = stream.close()
     return check_whole(data) if stream.incomplete else problems

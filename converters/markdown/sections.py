@@ -58,16 +58,31 @@ def _search(pair: _Lines, buf: str, pos: int, limit: int) -> tuple[re.Match[str]
 
 
 def _interesting(turn_level: int) -> _Lines:
-    """A heading at or above the turn level, a fence opener at column 0, or one of our
-    ``<details>`` / ``</details>`` lines."""
-    return _lines(rf"(?:(#{{1,{turn_level}}})(?:[ \t]|$)|(`{{3,}}|~{{3,}})([^\n]*)$|<(/?)details>$)")
+    """A heading at or above the turn level, a fence opener at column 0, one of our
+    ``<details>`` / ``</details>`` lines, or one of our tool-call lines."""
+    return _lines(
+        rf"(?:(#{{1,{turn_level}}})(?:[ \t]|$)|(`{{3,}}|~{{3,}})([^\n]*)$|<(/?)details>$|(\*\*Tool call\*\* ))"
+    )
 
 
 _REGION_HEAD = re.compile(r"<details>\n<summary>[^<>\n]*</summary>\n\n")
 _FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")
 _DETAILS_END = "</details>\n"
-SENTINEL = "<details>\n"
-"""What a whole tool-result block is replaced with (see :func:`elide`)."""
+# A tool-call line that holds nothing the inline checks look at, and the blank line after it.
+_CALL_LINE = re.compile(r"\*\*Tool call\*\* [^\n<\[]*\n\n")
+SENTINEL = "***\n"
+"""What a whole tool-result block, or a tool call with its blocks and result, is replaced
+with (see :func:`elide`): a thematic break, the cheapest block for the parser, which it
+makes of this line only at the top level with no fence or HTML block open, exactly where
+the block it stands for starts as it should."""
+HEADING_SENTINEL = "***"
+"""What a heading line (at or above the turn level, not the first of its section) is
+replaced with: where the parser makes a thematic break of it, it would make the heading
+of the original line (both interrupt a paragraph and close any container at column 0;
+neither can be swallowed but by an open fence or HTML block), whose tokens the checker
+then makes by hand."""
+FENCE_CONTENT, BLOCK, HEADING = 0, 1, 2
+"""Kinds of region left out."""
 
 
 class _More(Exception):
@@ -76,21 +91,23 @@ class _More(Exception):
 
 @dataclass(slots=True)
 class Section:
-    """``text[start:end]`` of the buffer, with what to leave out: ``(start, end, block)``
-    spans, fence contents (``block`` false) or whole collapsed blocks holding only fences
-    (``block`` true, replaced by :data:`SENTINEL`)."""
+    """``text[start:end]`` of the buffer, with what to leave out: ``(start, end, kind)``
+    spans, fence contents (:data:`FENCE_CONTENT`), whole collapsed blocks holding only
+    fences or tool calls with their results (:data:`BLOCK`, replaced by :data:`SENTINEL`)
+    or heading lines (:data:`HEADING`, replaced by :data:`HEADING_SENTINEL`)."""
 
     start: int
     end: int
-    regions: list[tuple[int, int, bool]] = field(default_factory=list)
+    regions: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 class Splitter:
     """Scans a growing buffer from a section's start to the next cut. Resumable: with
     ``final`` false it stops at the last complete line and picks up there later."""
 
-    def __init__(self, turn_level: int) -> None:
+    def __init__(self, turn_level: int, min_chars: int = 0) -> None:
         self._interesting = _interesting(turn_level)
+        self.min_chars = min_chars  # no cut before a section is this long
         self.reset(0)
 
     def reset(self, start: int) -> None:
@@ -100,7 +117,7 @@ class Splitter:
         self.fence: tuple[str, int] | None = None
         self.content_start = 0
         self.depth = 0
-        self.regions: list[tuple[int, int, bool]] = []
+        self.regions: list[tuple[int, int, int]] = []
         self.skip = 0  # cuts to pass over (the section failed to stand alone)
 
     def rebase(self, delta: int) -> None:
@@ -125,7 +142,7 @@ class Splitter:
                 if line < 0:
                     break
                 if line > self.content_start:
-                    regions.append((self.content_start, line, False))
+                    regions.append((self.content_start, line, FENCE_CONTENT))
                 self.fence = None
                 pos = end
                 continue
@@ -140,11 +157,14 @@ class Splitter:
                     break
             kind = m.lastindex
             if kind == 1:  # a heading
-                if self.depth == 0 and line > self.start:
+                if self.depth == 0 and line > self.start and line - self.start >= self.min_chars:
                     if self.skip == 0:
                         self.pos = line
                         return Section(self.start, line, regions)
                     self.skip -= 1
+                if line > self.start:
+                    end = buf.find("\n", line, limit)
+                    regions.append((line, end if end >= 0 else limit, HEADING))
             elif kind == 3:  # a fence opener: (run)(info)
                 marker = m.group(2)
                 if marker[0] == "`" and "`" in m.group(3):
@@ -152,6 +172,17 @@ class Splitter:
                     continue  # not an opener: a backtick fence's info has no backtick
                 self.fence = (marker[0], len(marker))
                 self.content_start = m.end() + 1
+            elif kind == 5:  # a tool-call line
+                if line - 2 >= self.start and buf[line - 2] == "\n":
+                    try:
+                        end = _call_block(buf, line, limit, final)
+                    except _More:
+                        self.pos = line
+                        return None
+                    if end:
+                        regions.append((line, end, BLOCK))
+                        pos = end
+                        continue
             elif m.group(4):
                 self.depth = max(0, self.depth - 1)
             else:
@@ -161,7 +192,7 @@ class Splitter:
                     self.pos = line
                     return None
                 if end:
-                    regions.append((line, end, True))
+                    regions.append((line, end, BLOCK))
                     pos = end
                     continue
                 self.depth += 1
@@ -239,6 +270,56 @@ def _fenced_block(buf: str, p: int, limit: int, final: bool) -> int:
             return 0
 
 
+def _call_block(buf: str, p: int, limit: int, final: bool) -> int:
+    """The end of the tool call at ``p`` (a line after a blank line) when it is exactly
+    ours: its line holds no ``<`` or ``[``, then come fenced blocks, each closed by a
+    line holding the fence and nothing else and followed by a blank line, then a result
+    block as :func:`_fenced_block` takes it; else 0.
+
+    After a blank line such a call line starts a paragraph at the top level (nothing
+    but a fence or an HTML block of kinds 1 to 5 could still be open there, and either
+    would also swallow the sentinel that replaces the call, which the checker verifies
+    to be an HTML block of its own); the paragraph is one line, which the inline checks
+    skip (no ``<`` or ``[``), and the fences and the result block then parse as they do
+    after a blank line anywhere. So the call passes every check, changes no count, and
+    leaves the top level as it found it: one sentinel stands for all of it."""
+
+    def need(end: int) -> None:
+        if end > limit and not final:
+            raise _More
+
+    m = _CALL_LINE.match(buf, p, limit)
+    if m is None:
+        end = buf.find("\n", p, limit)
+        if end < 0 or end + 1 >= limit:
+            need(limit + 1)  # the line after it is not there yet
+        return 0
+    q = m.end()
+    while True:
+        need(q + 4)
+        f = _FENCE_LINE.match(buf, q, limit)
+        if f is None:
+            break
+        marker = f.group(1)
+        if marker[0] == "`" and "`" in f.group(2):
+            return 0
+        line, end = _closer(buf, f.end(), limit, marker[0], len(marker))
+        if line < 0:
+            need(limit + 1)
+            return 0
+        if buf[line:end] != marker[0] * (end - line):
+            return 0  # a closing line with white space: left to the parser
+        q = end + 1
+        need(q + 1)
+        if not buf.startswith("\n", q, limit):
+            return 0
+        q += 1
+    if not buf.startswith("<details>\n", q, limit):
+        need(q + len("<details>\n") + 1)
+        return 0
+    return _fenced_block(buf, q, limit, final)
+
+
 @dataclass(slots=True)
 class Elided:
     """A section's text with parts left out, and how to map its lines back."""
@@ -248,6 +329,7 @@ class Elided:
     removed: list[int]  # lines left out up to that point
     fences: list[int]  # elided line index of each shortened fence's opening line
     sentinels: set[int]  # elided line index of each sentinel
+    headings: dict[int, str] = field(default_factory=dict)  # elided line index -> heading line
 
     def line(self, index: int) -> int:
         """The section line of elided line ``index``."""
@@ -265,16 +347,22 @@ def elide(buf: str, section: Section) -> Elided:
     removed: list[int] = []
     fences: list[int] = []
     sentinels: set[int] = set()
+    headings: dict[int, str] = {}
     prev = section.start
     line = 0
     total = 0
     count = buf.count
-    for start, end, block in section.regions:
+    for start, end, kind in section.regions:
         if start < section.start or end > section.end:
             continue
         pieces.append(buf[prev:start])
         line += count("\n", prev, start)
-        if block:
+        if kind == HEADING:
+            pieces.append(HEADING_SENTINEL)
+            headings[line] = buf[start:end]
+            prev = end
+            continue  # one line for one line: no line moves
+        if kind == BLOCK:
             pieces.append(SENTINEL)
             sentinels.add(line)
             total += count("\n", start, end) - 1
@@ -288,4 +376,4 @@ def elide(buf: str, section: Section) -> Elided:
     if not pieces:
         return whole(buf, section)
     pieces.append(buf[prev : section.end])
-    return Elided("".join(pieces), anchors, removed, fences, sentinels)
+    return Elided("".join(pieces), anchors, removed, fences, sentinels, headings)

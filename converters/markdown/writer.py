@@ -213,11 +213,11 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         return
     # Validated as it is written: the checker reads each piece as it goes out (see
     # checker.Stream), so the output is not read back and parsed again afterwards.
-    from .checker import Stream, check
+    from .checker import SECTION_CHARS, Stream, check
 
     start = _tell(out)
     kept: list[str] | None = None if start is not None else []
-    stream = Stream()
+    stream = Stream(section=SECTION_CHARS)
 
     def sink(text: str) -> None:
         stream.feed(text)
