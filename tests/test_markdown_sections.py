@@ -208,7 +208,7 @@ def _regions(text: str, section: int) -> dict[int, int]:
 
     body = text[text.index("\n---\n") + 5 :]
     splitter = Splitter(3 if 'layout: "tree"' in text else 2, section)
-    found = {sec.FENCE_CONTENT: 0, sec.BLOCK: 0, sec.HEADING: 0}
+    found = {sec.FENCE_CONTENT: 0, sec.BLOCK: 0, sec.HEADING: 0, sec.PARAGRAPH: 0}
     while True:
         part = splitter.next(body, True)
         assert part is not None
@@ -237,6 +237,11 @@ def _call_mutations(text: str) -> dict[str, tuple[str, bool | None]]:
         "no blank line after the call": (head + call + tail.replace("\n\n", "\n", 1), None),
         "heading right after a result": (text.replace("\n</details>\n\n## ", "\n</details>\n## ", 1), None),
         "details left open in a result": (head + call + tail.replace("\n\n</details>\n", "\n\n", 1), True),
+        "plain paragraph in a pre block": (head + "\n\n<pre>\n\nPlain words\n\n</pre>" + call + tail, True),
+        "plain paragraph in a comment": (head + "\n\n<!--\n\nPlain words\n\n-->" + call + tail, True),
+        "plain paragraph after a list fence": (head + "\n\n- item\n\n  ```\n\nPlain words" + call + tail, None),
+        "plain paragraph as a setext heading": (head + "\n\nPlain words\n---" + call + tail, True),
+        "plain paragraph in a quote": (head + "\n\n> quote\n\nPlain <b>words</b>" + call + tail, True),
     }
 
 
@@ -253,6 +258,7 @@ def test_tool_calls_and_headings_left_out_give_the_same_verdict(path: Path) -> N
     found = _regions(text, checker.SECTION_CHARS)
     assert found[1] >= text.count("\n**Tool call** ") // 2  # the fast path is taken
     assert found[2] >= len(_turn_starts(text)) - len(text) // checker.SECTION_CHARS - 1
+    assert found[3] > 0
     cases = {"as written": (text, False), **_call_mutations(text), **_mutations(text)}
     for name, (bad, rejected) in cases.items():
         whole = checker.check_whole(bad.encode("utf-8"))

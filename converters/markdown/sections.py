@@ -59,9 +59,12 @@ def _search(pair: _Lines, buf: str, pos: int, limit: int) -> tuple[re.Match[str]
 
 def _interesting(turn_level: int) -> _Lines:
     """A heading at or above the turn level, a fence opener at column 0, one of our
-    ``<details>`` / ``</details>`` lines, or one of our tool-call lines."""
+    ``<details>`` / ``</details>`` lines, one of our tool-call lines, or a line that can
+    only be a paragraph's (it starts with a letter, or with ``*`` and a letter or ``*``),
+    holds no ``<`` or ``[`` and has a blank line after it."""
     return _lines(
-        rf"(?:(#{{1,{turn_level}}})(?:[ \t]|$)|(`{{3,}}|~{{3,}})([^\n]*)$|<(/?)details>$|(\*\*Tool call\*\* ))"
+        rf"(?:(#{{1,{turn_level}}})(?:[ \t]|$)|(`{{3,}}|~{{3,}})([^\n]*)$|<(/?)details>$|(\*\*Tool call\*\* )"
+        r"|((?:[A-Za-z]|\*[A-Za-z*])[^\n<\[]*)(?=\n\n))"
     )
 
 
@@ -81,8 +84,11 @@ replaced with: where the parser makes a thematic break of it, it would make the 
 of the original line (both interrupt a paragraph and close any container at column 0;
 neither can be swallowed but by an open fence or HTML block), whose tokens the checker
 then makes by hand."""
-FENCE_CONTENT, BLOCK, HEADING = 0, 1, 2
-"""Kinds of region left out."""
+FENCE_CONTENT, BLOCK, HEADING, PARAGRAPH = 0, 1, 2, 3
+"""Kinds of region left out. A :data:`PARAGRAPH` is a line between blank lines that can
+only be a paragraph and holds nothing the inline checks read: the same sentinel as a
+heading stands for it (where the parser makes a thematic break of that line, it would
+make a one-line paragraph of the original, which no check reads)."""
 
 
 class _More(Exception):
@@ -172,6 +178,11 @@ class Splitter:
                     continue  # not an opener: a backtick fence's info has no backtick
                 self.fence = (marker[0], len(marker))
                 self.content_start = m.end() + 1
+            elif kind == 6:  # a one-line paragraph
+                if line - 2 >= self.start and buf[line - 2] == "\n":
+                    regions.append((line, m.end(), PARAGRAPH))
+                pos = m.end()
+                continue
             elif kind == 5:  # a tool-call line
                 if line - 2 >= self.start and buf[line - 2] == "\n":
                     try:
@@ -357,9 +368,12 @@ def elide(buf: str, section: Section) -> Elided:
             continue
         pieces.append(buf[prev:start])
         line += count("\n", prev, start)
-        if kind == HEADING:
+        if kind in (HEADING, PARAGRAPH):
             pieces.append(HEADING_SENTINEL)
-            headings[line] = buf[start:end]
+            if kind == HEADING:
+                headings[line] = buf[start:end]
+            else:
+                sentinels.add(line)
             prev = end
             continue  # one line for one line: no line moves
         if kind == BLOCK:
