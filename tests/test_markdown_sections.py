@@ -208,7 +208,7 @@ def _regions(text: str, section: int) -> dict[int, int]:
 
     body = text[text.index("\n---\n") + 5 :]
     splitter = Splitter(3 if 'layout: "tree"' in text else 2, section)
-    found = {sec.FENCE_CONTENT: 0, sec.BLOCK: 0, sec.HEADING: 0, sec.PARAGRAPH: 0}
+    found = {sec.FENCE_CONTENT: 0, sec.BLOCK: 0, sec.HEADING: 0}
     while True:
         part = splitter.next(body, True)
         assert part is not None
@@ -256,9 +256,8 @@ def test_tool_calls_and_headings_left_out_give_the_same_verdict(path: Path) -> N
     of every size."""
     text = convert(path, images="omit")
     found = _regions(text, checker.SECTION_CHARS)
-    assert found[1] >= text.count("\n**Tool call** ") // 2  # the fast path is taken
+    assert found[1] >= len(_turn_starts(text)) // 4  # the fast path is taken
     assert found[2] >= len(_turn_starts(text)) - len(text) // checker.SECTION_CHARS - 1
-    assert found[3] > 0
     cases = {"as written": (text, False), **_call_mutations(text), **_mutations(text)}
     for name, (bad, rejected) in cases.items():
         whole = checker.check_whole(bad.encode("utf-8"))

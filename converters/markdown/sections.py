@@ -84,11 +84,11 @@ replaced with: where the parser makes a thematic break of it, it would make the 
 of the original line (both interrupt a paragraph and close any container at column 0;
 neither can be swallowed but by an open fence or HTML block), whose tokens the checker
 then makes by hand."""
-FENCE_CONTENT, BLOCK, HEADING, PARAGRAPH = 0, 1, 2, 3
-"""Kinds of region left out. A :data:`PARAGRAPH` is a line between blank lines that can
-only be a paragraph and holds nothing the inline checks read: the same sentinel as a
-heading stands for it (where the parser makes a thematic break of that line, it would
-make a one-line paragraph of the original, which no check reads)."""
+FENCE_CONTENT, BLOCK, HEADING = 0, 1, 2
+"""Kinds of region left out. A :data:`BLOCK` is also a line between blank lines that can
+only be a paragraph and holds nothing the inline checks read (where the parser makes a
+thematic break of the sentinel, it would make a one-line paragraph of the original,
+which no check reads), or a run of such blocks (see :func:`_inert`)."""
 
 
 class _More(Exception):
@@ -180,7 +180,7 @@ class Splitter:
                 self.content_start = m.end() + 1
             elif kind == 6:  # a one-line paragraph
                 if line - 2 >= self.start and buf[line - 2] == "\n":
-                    regions.append((line, m.end(), PARAGRAPH))
+                    _inert(regions, line, m.end() + 1)
                 pos = m.end()
                 continue
             elif kind == 5:  # a tool-call line
@@ -191,7 +191,7 @@ class Splitter:
                         self.pos = line
                         return None
                     if end:
-                        regions.append((line, end, BLOCK))
+                        _inert(regions, line, end)
                         pos = end
                         continue
             elif m.group(4):
@@ -203,7 +203,7 @@ class Splitter:
                     self.pos = line
                     return None
                 if end:
-                    regions.append((line, end, BLOCK))
+                    _inert(regions, line, end)
                     pos = end
                     continue
                 self.depth += 1
@@ -212,6 +212,20 @@ class Splitter:
         if final:
             return Section(self.start, len(buf), regions)
         return None
+
+
+def _inert(regions: list[tuple[int, int, int]], start: int, end: int) -> None:
+    """Adds a block that passes every check and leaves the top level clean after the
+    blank line that follows it (``end`` is that line's start): a one-line paragraph, a
+    result block, a tool call with its result. Such blocks one blank line apart become
+    one region, one sentinel: the first one's sentinel shows the top level clean where
+    the run starts, and each block leaves it clean for the next."""
+    if regions:
+        first, last, kind = regions[-1]
+        if kind == BLOCK and start == last + 1:
+            regions[-1] = (first, end, BLOCK)
+            return
+    regions.append((start, end, BLOCK))
 
 
 def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int, int]:
@@ -368,12 +382,9 @@ def elide(buf: str, section: Section) -> Elided:
             continue
         pieces.append(buf[prev:start])
         line += count("\n", prev, start)
-        if kind in (HEADING, PARAGRAPH):
+        if kind == HEADING:
             pieces.append(HEADING_SENTINEL)
-            if kind == HEADING:
-                headings[line] = buf[start:end]
-            else:
-                sentinels.add(line)
+            headings[line] = buf[start:end]
             prev = end
             continue  # one line for one line: no line moves
         if kind == BLOCK:
