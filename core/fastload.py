@@ -12,10 +12,28 @@ object's slots through their C-level descriptors; the behaviour is exactly the t
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 from .ir import EMPTY
+
+
+def _accelerator() -> ModuleType | None:
+    """The optional C accelerator (core/_speedups.c), unless ``PICONV_PURE_PYTHON`` is set
+    or it was not built."""
+    if os.environ.get("PICONV_PURE_PYTHON"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    return _speedups
+
+
+speedups = _accelerator()
+"""The C accelerator module, or ``None`` when piconv runs on its Python loaders only."""
 
 # A type test per accepted JSON type, as an expression over ``v``.
 TESTS: dict[str, str] = {
@@ -29,6 +47,19 @@ TESTS: dict[str, str] = {
     "tools": "(type(v) is list and all(type(t) is dict for t in v))",
     "system": "(type(v) is dict and v.get('role') == 'system')",
 }
+# The tests the C accelerator knows, by its numbers; a table using another stays in Python.
+C_TESTS: dict[str, int] = {"str": 0, "bool": 1, "num": 2, "dict": 3, "content": 4, "any": 5}
+
+
+def lookup(mapping: dict[str, str]) -> Callable[[str], str]:
+    """A converter that renames the values ``mapping`` names and keeps the others (which
+    the C accelerator does as a dict look-up, without calling back into Python)."""
+
+    def convert(value: str) -> str:
+        return mapping.get(value, value)
+
+    convert.lookup_table = mapping  # type: ignore[attr-defined]
+    return convert
 
 
 def slot_setters(cls: type) -> dict[str, Callable[[Any, Any], None]]:
@@ -139,7 +170,28 @@ def compile_loader(
     source = "\n".join(lines)
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<piconv.fastload {cls.__name__}>", "exec"), env, namespace)
-    return namespace[name]
+    loader = namespace[name]
+    if speedups is None or any(test not in C_TESTS for _f, test, _c in table.values()):
+        return loader
+    # The C loader takes the well-formed objects and hands every other one to ``loader``.
+    c_fields = tuple(
+        (key, C_TESTS[test], getattr(conv, "lookup_table", conv), field_name)
+        for key, (field_name, test, conv) in table.items()
+    )
+    c_groups = tuple(
+        (
+            group_field,
+            group_cls,
+            tuple(members.items()),
+            # the group's other fields keep their default, which must be None
+            tuple(f.name for f in dataclasses.fields(group_cls) if f.name not in members.values()),
+        )
+        for group_field, (group_cls, members) in (groups or {}).items()
+    )
+    c_defaults = tuple(
+        (f, EMPTY if f == "extra" else env[f"_default_{f}"]) for f in fields if f not in filled
+    )
+    return speedups.TableLoader(cls, c_fields, c_groups, tuple(skip), c_defaults, has_extra, loader)
 
 
 def _ident(key: str) -> str:
@@ -151,6 +203,8 @@ def compile_maker(cls: type) -> Callable[..., Any]:
     that fills the slots directly (the generated ``__init__`` goes through
     ``object.__setattr__`` once per field)."""
     names = [f.name for f in dataclasses.fields(cls)]
+    if speedups is not None:
+        return speedups.Maker(cls, tuple(names))
     env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     lines = [f"def make({', '.join(names)}):", "    o = _new(_cls)"]
     for name in names:

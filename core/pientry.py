@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import pimodel as pm
-from .fastload import compile_maker
+from .fastload import compile_maker, speedups
 from .ir import (
     EMPTY,
     Body,
@@ -194,6 +194,20 @@ def load_entry(
         body,
         _make_origin(line, kind, source_role, synthesized),
         extra or EMPTY,
+    )
+
+
+if speedups is not None:
+    # Well-formed message entries (nearly every line of a session) are built in C; the
+    # roles read as extension messages keep their entry-level rule above in Python.
+    load_entry = speedups.EntryLoader(
+        {role: loader for role, loader in pm._MESSAGE_LOADERS.items() if role not in ("custom", "hookMessage")},
+        MessageBody,
+        Origin,
+        Entry,
+        EMPTY,
+        _NO_SYNTHESIZED,
+        load_entry,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .fastload import compile_loader
+from .fastload import compile_loader, lookup, speedups
 from .ir import (
     EMPTY,
     AssistantMessage,
@@ -136,7 +136,8 @@ _PART_LOADERS: dict[str, Callable[[JSONDict], Part]] = {
 
 def load_part(raw: Any) -> Part:
     if type(raw) is dict:
-        loader = _PART_LOADERS.get(raw.get("type"))  # type: ignore[arg-type]
+        kind = raw.get("type")
+        loader = _PART_LOADERS.get(kind) if type(kind) is str else None
         if loader is not None:
             return loader(raw)
     return UnknownPart(raw)
@@ -151,14 +152,14 @@ def dump_part(part: Part) -> Any:
 
 
 def load_content(raw: Any) -> Content:
+    """Message content: a string as it is, a list of parts as a tuple of IR parts."""
     if type(raw) is str:
         return raw
-    loaders = _PART_LOADERS
-    parts = []
-    for item in raw:
-        loader = loaders.get(item.get("type")) if type(item) is dict else None
-        parts.append(loader(item) if loader is not None else UnknownPart(item))
-    return tuple(parts)
+    return tuple([load_part(item) for item in raw])
+
+
+if speedups is not None:
+    load_content = speedups.ContentLoader(speedups.Dispatch("type", _PART_LOADERS, UnknownPart))
 
 
 def dump_content(content: Content) -> Any:
@@ -210,8 +211,7 @@ STOP_REASONS = {"toolUse": "tool_use"}
 STOP_REASONS_BACK = {v: k for k, v in STOP_REASONS.items()}
 
 
-def _load_stop(v: str) -> str:
-    return STOP_REASONS.get(v, v)
+_load_stop = lookup(STOP_REASONS)
 
 
 def _dump_stop(v: str) -> str:
@@ -306,6 +306,10 @@ def load_message(raw: JSONDict) -> Message:
         if kind is not None:
             return _load_summary(raw, kind=kind)
     return UnknownMessage(raw)
+
+
+if speedups is not None:
+    load_message = speedups.Dispatch("role", _MESSAGE_LOADERS, load_message)
 
 
 def dump_message(message: Message, role: str | None = None) -> Any:

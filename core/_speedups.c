@@ -1,0 +1,885 @@
+/* Optional C accelerators for building IR objects from parsed JSON.
+ *
+ * Every object here is a faster path for a pure-Python loader that stays the reference
+ * (core/fastload.py, core/pimodel.py, core/pientry.py). Each handles only the common,
+ * well-formed case -- every member known and of the expected type -- and hands anything
+ * else to its Python ``fallback`` unchanged, so behaviour cannot differ: the tests build
+ * every corpus file both ways and compare the results.
+ *
+ * Objects are created the way ``object.__new__`` creates them (``tp_alloc``) and their
+ * slots filled directly, which is what the Python loaders do through the slot
+ * descriptors; the frozen dataclasses' ``__init__`` is never involved in either.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* Type tests, numbered as in fastload.C_TESTS. */
+enum { TEST_STR = 0, TEST_BOOL = 1, TEST_NUM = 2, TEST_DICT = 3, TEST_CONTENT = 4, TEST_ANY = 5 };
+
+static int
+passes(int test, PyObject *v)
+{
+    switch (test) {
+    case TEST_STR: return PyUnicode_CheckExact(v);
+    case TEST_BOOL: return PyBool_Check(v);
+    case TEST_NUM: return PyLong_CheckExact(v) || PyFloat_CheckExact(v);
+    case TEST_DICT: return PyDict_CheckExact(v);
+    case TEST_CONTENT: return PyUnicode_CheckExact(v) || PyList_CheckExact(v);
+    case TEST_ANY: return v != Py_None;
+    }
+    return 0;
+}
+
+/* The byte offset of a slot (a member descriptor of ``cls`` holding an object). */
+static Py_ssize_t
+slot_offset(PyTypeObject *cls, PyObject *name)
+{
+    PyObject *descr = PyObject_GetAttr((PyObject *)cls, name);
+    if (descr == NULL)
+        return -1;
+    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "%R.%U is not a slot", cls, name);
+        Py_DECREF(descr);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    Py_ssize_t offset = member->offset;
+    int kind = member->type;
+    Py_DECREF(descr);
+    if (kind != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%R.%U is not an object slot", cls, name);
+        return -1;
+    }
+    return offset;
+}
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+/* A new, empty instance of a slots class whose slots are then all filled by the caller. */
+static PyObject *
+new_instance(PyTypeObject *cls)
+{
+    return cls->tp_alloc(cls, 0);
+}
+
+/* ------------------------------------------------------------------ TableLoader */
+
+typedef struct {
+    PyObject *key;  /* JSON member name */
+    int test;
+    PyObject *conv; /* NULL, a callable, or a dict (value -> replacement, else itself) */
+    Py_ssize_t offset;
+} Field;
+
+typedef struct {
+    PyObject *key;
+    Py_ssize_t offset; /* in the group's class */
+} GroupMember;
+
+typedef struct {
+    Py_ssize_t offset; /* in the outer class */
+    PyTypeObject *cls;
+    Py_ssize_t n;
+    GroupMember *members;
+    Py_ssize_t nnone;
+    Py_ssize_t *none_offsets; /* the group's other fields, set to None */
+} Group;
+
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *cls;
+    Py_ssize_t nfields;
+    Field *fields;
+    Py_ssize_t ngroups;
+    Group *groups;
+    PyObject *skip;      /* tuple of member names counted but not taken */
+    Py_ssize_t ndefaults;
+    Py_ssize_t *default_offsets;
+    PyObject *defaults;  /* tuple of values, parallel to default_offsets */
+    int has_extra;
+    PyObject *fallback;
+} TableLoader;
+
+static void
+TableLoader_dealloc(TableLoader *self)
+{
+    for (Py_ssize_t i = 0; i < self->nfields; i++) {
+        Py_XDECREF(self->fields[i].key);
+        Py_XDECREF(self->fields[i].conv);
+    }
+    PyMem_Free(self->fields);
+    for (Py_ssize_t g = 0; g < self->ngroups; g++) {
+        for (Py_ssize_t i = 0; i < self->groups[g].n; i++)
+            Py_XDECREF(self->groups[g].members[i].key);
+        PyMem_Free(self->groups[g].members);
+        PyMem_Free(self->groups[g].none_offsets);
+        Py_XDECREF(self->groups[g].cls);
+    }
+    PyMem_Free(self->groups);
+    PyMem_Free(self->default_offsets);
+    Py_XDECREF(self->cls);
+    Py_XDECREF(self->skip);
+    Py_XDECREF(self->defaults);
+    Py_XDECREF(self->fallback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* TableLoader(cls, fields, groups, skip, defaults, has_extra, fallback)
+ *   fields:   ((json_key, test, conv or None, field_name), ...)
+ *   groups:   ((field_name, group_cls, ((json_key, group_field_name), ...), (none_field, ...)), ...)
+ *   skip:     (json_key, ...)
+ *   defaults: ((field_name, value), ...) for every field no member fills */
+static PyObject *
+TableLoader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyTypeObject *cls;
+    PyObject *fields, *groups, *skip, *defaults, *fallback;
+    int has_extra;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!pO:TableLoader", &PyType_Type, &cls, &PyTuple_Type, &fields,
+                          &PyTuple_Type, &groups, &PyTuple_Type, &skip, &PyTuple_Type, &defaults,
+                          &has_extra, &fallback))
+        return NULL;
+    TableLoader *self = (TableLoader *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    Py_INCREF(cls);
+    self->cls = cls;
+    Py_INCREF(skip);
+    self->skip = skip;
+    Py_INCREF(fallback);
+    self->fallback = fallback;
+    self->has_extra = has_extra;
+
+    Py_ssize_t n = PyTuple_GET_SIZE(fields);
+    self->fields = PyMem_Calloc(n ? n : 1, sizeof(Field));
+    if (self->fields == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key, *conv, *name;
+        int test;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "UiOU", &key, &test, &conv, &name))
+            goto fail;
+        if (test < TEST_STR || test > TEST_ANY) {
+            PyErr_Format(PyExc_ValueError, "unknown type test %d", test);
+            goto fail;
+        }
+        Py_ssize_t offset = slot_offset(cls, name);
+        if (offset < 0)
+            goto fail;
+        Py_INCREF(key);
+        self->fields[i].key = key;
+        self->fields[i].test = test;
+        self->fields[i].offset = offset;
+        if (conv != Py_None) {
+            Py_INCREF(conv);
+            self->fields[i].conv = conv;
+        }
+        self->nfields = i + 1;
+    }
+
+    Py_ssize_t ng = PyTuple_GET_SIZE(groups);
+    self->groups = PyMem_Calloc(ng ? ng : 1, sizeof(Group));
+    if (self->groups == NULL)
+        goto fail;
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        PyObject *name, *members, *none_fields;
+        PyTypeObject *gcls;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(groups, g), "UO!O!O!", &name, &PyType_Type, &gcls, &PyTuple_Type,
+                              &members, &PyTuple_Type, &none_fields))
+            goto fail;
+        Group *group = &self->groups[g];
+        self->ngroups = g + 1;
+        group->offset = slot_offset(cls, name);
+        if (group->offset < 0)
+            goto fail;
+        Py_INCREF(gcls);
+        group->cls = gcls;
+        Py_ssize_t m = PyTuple_GET_SIZE(members);
+        group->members = PyMem_Calloc(m ? m : 1, sizeof(GroupMember));
+        if (group->members == NULL)
+            goto fail;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            PyObject *key, *gname;
+            if (!PyArg_ParseTuple(PyTuple_GET_ITEM(members, i), "UU", &key, &gname))
+                goto fail;
+            Py_ssize_t offset = slot_offset(gcls, gname);
+            if (offset < 0)
+                goto fail;
+            Py_INCREF(key);
+            group->members[i].key = key;
+            group->members[i].offset = offset;
+            group->n = i + 1;
+        }
+        Py_ssize_t nn = PyTuple_GET_SIZE(none_fields);
+        group->none_offsets = PyMem_Calloc(nn ? nn : 1, sizeof(Py_ssize_t));
+        if (group->none_offsets == NULL)
+            goto fail;
+        for (Py_ssize_t i = 0; i < nn; i++) {
+            PyObject *gname = PyTuple_GET_ITEM(none_fields, i);
+            if (!PyUnicode_Check(gname)) {
+                PyErr_SetString(PyExc_TypeError, "field names must be str");
+                goto fail;
+            }
+            Py_ssize_t offset = slot_offset(gcls, gname);
+            if (offset < 0)
+                goto fail;
+            group->none_offsets[i] = offset;
+            group->nnone = i + 1;
+        }
+    }
+
+    Py_ssize_t nd = PyTuple_GET_SIZE(defaults);
+    self->default_offsets = PyMem_Calloc(nd ? nd : 1, sizeof(Py_ssize_t));
+    self->defaults = PyTuple_New(nd);
+    if (self->default_offsets == NULL || self->defaults == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        PyObject *name, *value;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(defaults, i), "UO", &name, &value))
+            goto fail;
+        Py_ssize_t offset = slot_offset(cls, name);
+        if (offset < 0)
+            goto fail;
+        self->default_offsets[i] = offset;
+        Py_INCREF(value);
+        PyTuple_SET_ITEM(self->defaults, i, value);
+        self->ndefaults = i + 1;
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+/* The loaded object, a new reference; NULL with no exception set = take the fallback. */
+static PyObject *
+table_fast(TableLoader *self, PyObject *raw)
+{
+    enum { MAX_FIELDS = 32 };
+    PyObject *values[MAX_FIELDS];
+    PyObject *group_values[MAX_FIELDS];
+    Py_ssize_t nfields = self->nfields, taken = 0, ngroup_values = 0;
+    if (nfields > MAX_FIELDS)
+        return NULL;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < nfields; i++) {
+        Field *f = &self->fields[i];
+        PyObject *v = PyDict_GetItemWithError(raw, f->key);
+        if (v == NULL) {
+            if (PyErr_Occurred())
+                goto error;
+            values[taken++] = NULL;
+            continue;
+        }
+        if (!passes(f->test, v))
+            goto slow; /* null or mistyped: the member goes to ``extra`` */
+        n++;
+        PyObject *value;
+        if (f->conv == NULL) {
+            value = Py_NewRef(v);
+        }
+        else if (PyDict_CheckExact(f->conv)) {
+            PyObject *mapped = PyDict_GetItemWithError(f->conv, v);
+            if (mapped == NULL && PyErr_Occurred())
+                goto error;
+            value = Py_NewRef(mapped ? mapped : v);
+        }
+        else {
+            value = PyObject_CallOneArg(f->conv, v);
+            if (value == NULL)
+                goto error;
+        }
+        values[taken++] = value;
+    }
+    for (Py_ssize_t g = 0; g < self->ngroups; g++) {
+        Group *group = &self->groups[g];
+        for (Py_ssize_t i = 0; i < group->n; i++) {
+            PyObject *v = PyDict_GetItemWithError(raw, group->members[i].key);
+            if (v == NULL && PyErr_Occurred())
+                goto error;
+            if (v != NULL) {
+                if (!PyUnicode_CheckExact(v))
+                    goto slow;
+                n++;
+            }
+            if (ngroup_values >= MAX_FIELDS)
+                goto slow;
+            group_values[ngroup_values++] = v; /* borrowed: raw holds it */
+        }
+    }
+    Py_ssize_t nskip = PyTuple_GET_SIZE(self->skip);
+    for (Py_ssize_t i = 0; i < nskip; i++) {
+        int has = PyDict_Contains(raw, PyTuple_GET_ITEM(self->skip, i));
+        if (has < 0)
+            goto error;
+        n += has;
+    }
+    if (n != PyDict_GET_SIZE(raw))
+        goto slow; /* unknown members */
+
+    PyObject *obj = new_instance(self->cls);
+    if (obj == NULL)
+        goto error;
+    for (Py_ssize_t i = 0; i < nfields; i++)
+        SLOT(obj, self->fields[i].offset) = values[i] ? values[i] : Py_NewRef(Py_None);
+    Py_ssize_t k = 0;
+    for (Py_ssize_t g = 0; g < self->ngroups; g++) {
+        Group *group = &self->groups[g];
+        int any = 0;
+        for (Py_ssize_t i = 0; i < group->n; i++)
+            any |= group_values[k + i] != NULL;
+        PyObject *gobj;
+        if (any) {
+            gobj = new_instance(group->cls);
+            if (gobj == NULL) {
+                k += group->n;
+                SLOT(obj, group->offset) = Py_NewRef(Py_None);
+                for (g = g + 1; g < self->ngroups; g++)
+                    SLOT(obj, self->groups[g].offset) = Py_NewRef(Py_None);
+                for (Py_ssize_t d = 0; d < self->ndefaults; d++)
+                    SLOT(obj, self->default_offsets[d]) = Py_NewRef(PyTuple_GET_ITEM(self->defaults, d));
+                Py_DECREF(obj);
+                return NULL;
+            }
+            for (Py_ssize_t i = 0; i < group->n; i++) {
+                PyObject *v = group_values[k + i];
+                SLOT(gobj, group->members[i].offset) = Py_NewRef(v ? v : Py_None);
+            }
+            for (Py_ssize_t i = 0; i < group->nnone; i++)
+                SLOT(gobj, group->none_offsets[i]) = Py_NewRef(Py_None);
+        }
+        else {
+            gobj = Py_NewRef(Py_None);
+        }
+        SLOT(obj, group->offset) = gobj;
+        k += group->n;
+    }
+    for (Py_ssize_t d = 0; d < self->ndefaults; d++)
+        SLOT(obj, self->default_offsets[d]) = Py_NewRef(PyTuple_GET_ITEM(self->defaults, d));
+    if (self->has_extra)
+        return obj;
+    PyObject *pair = PyTuple_Pack(2, obj, Py_None);
+    Py_DECREF(obj);
+    return pair;
+
+slow:
+    for (Py_ssize_t i = 0; i < taken; i++)
+        Py_XDECREF(values[i]);
+    return NULL;
+error:
+    for (Py_ssize_t i = 0; i < taken; i++)
+        Py_XDECREF(values[i]);
+    return NULL;
+}
+
+static PyObject *
+TableLoader_call(TableLoader *self, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) == 1 && (kwds == NULL || PyDict_GET_SIZE(kwds) == 0)) {
+        PyObject *raw = PyTuple_GET_ITEM(args, 0);
+        if (PyDict_CheckExact(raw)) {
+            PyObject *result = table_fast(self, raw);
+            if (result != NULL || PyErr_Occurred())
+                return result;
+        }
+    }
+    return PyObject_Call(self->fallback, args, kwds);
+}
+
+static PyMemberDef TableLoader_members[] = {
+    {"fallback", T_OBJECT, offsetof(TableLoader, fallback), READONLY, "the pure-Python loader"},
+    {NULL},
+};
+
+static PyTypeObject TableLoaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "piconv._speedups.TableLoader",
+    .tp_basicsize = sizeof(TableLoader),
+    .tp_dealloc = (destructor)TableLoader_dealloc,
+    .tp_call = (ternaryfunc)TableLoader_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A field table compiled to C: fills a slots class from a JSON object.",
+    .tp_new = TableLoader_new,
+    .tp_members = TableLoader_members,
+};
+
+/* ------------------------------------------------------------------ Dispatch */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *key;
+    PyObject *table;    /* dict: str -> loader */
+    PyObject *fallback; /* called with the value when no loader applies */
+} Dispatch;
+
+static void
+Dispatch_dealloc(Dispatch *self)
+{
+    Py_XDECREF(self->key);
+    Py_XDECREF(self->table);
+    Py_XDECREF(self->fallback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Dispatch(key, table, fallback): ``table[raw[key]](raw)`` for a dict whose ``key`` member
+ * is a string the table names, else ``fallback(raw)``. */
+static PyObject *
+Dispatch_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *key, *table, *fallback;
+    if (!PyArg_ParseTuple(args, "UO!O:Dispatch", &key, &PyDict_Type, &table, &fallback))
+        return NULL;
+    Dispatch *self = (Dispatch *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->key = Py_NewRef(key);
+    self->table = Py_NewRef(table);
+    self->fallback = Py_NewRef(fallback);
+    return (PyObject *)self;
+}
+
+static PyObject *
+dispatch_one(Dispatch *self, PyObject *raw)
+{
+    if (PyDict_CheckExact(raw)) {
+        PyObject *name = PyDict_GetItemWithError(raw, self->key);
+        if (name == NULL && PyErr_Occurred())
+            return NULL;
+        if (name != NULL && PyUnicode_CheckExact(name)) {
+            PyObject *loader = PyDict_GetItemWithError(self->table, name);
+            if (loader == NULL && PyErr_Occurred())
+                return NULL;
+            if (loader != NULL)
+                return PyObject_CallOneArg(loader, raw);
+        }
+    }
+    return PyObject_CallOneArg(self->fallback, raw);
+}
+
+static PyObject *
+Dispatch_call(Dispatch *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *raw;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Dispatch takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O:Dispatch", &raw))
+        return NULL;
+    return dispatch_one(self, raw);
+}
+
+static PyTypeObject DispatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "piconv._speedups.Dispatch",
+    .tp_basicsize = sizeof(Dispatch),
+    .tp_dealloc = (destructor)Dispatch_dealloc,
+    .tp_call = (ternaryfunc)Dispatch_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Calls the loader a JSON object's discriminating member names.",
+    .tp_new = Dispatch_new,
+};
+
+/* ------------------------------------------------------------------ content */
+
+/* content(raw, part): a string as it is; a list as the tuple of ``part(item)`` for each
+ * item (``part`` is usually a Dispatch on "type"). */
+static PyObject *
+load_content(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "content(raw, part) takes two arguments");
+        return NULL;
+    }
+    PyObject *raw = args[0], *part = args[1];
+    if (PyUnicode_CheckExact(raw))
+        return Py_NewRef(raw);
+    if (!PyList_CheckExact(raw)) {
+        PyErr_SetString(PyExc_TypeError, "content must be a str or a list");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(raw);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL)
+        return NULL;
+    int is_dispatch = Py_IS_TYPE(part, &DispatchType);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(raw, i);
+        PyObject *loaded = is_dispatch ? dispatch_one((Dispatch *)part, item) : PyObject_CallOneArg(part, item);
+        if (loaded == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, loaded);
+    }
+    return out;
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *part;
+} ContentLoader;
+
+static void
+ContentLoader_dealloc(ContentLoader *self)
+{
+    Py_XDECREF(self->part);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+ContentLoader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *part;
+    if (!PyArg_ParseTuple(args, "O:ContentLoader", &part))
+        return NULL;
+    ContentLoader *self = (ContentLoader *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->part = Py_NewRef(part);
+    return (PyObject *)self;
+}
+
+static PyObject *
+ContentLoader_call(ContentLoader *self, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) != 1 || (kwds != NULL && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "ContentLoader takes one argument");
+        return NULL;
+    }
+    PyObject *call_args[2] = {PyTuple_GET_ITEM(args, 0), self->part};
+    return load_content(NULL, call_args, 2);
+}
+
+static PyTypeObject ContentLoaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "piconv._speedups.ContentLoader",
+    .tp_basicsize = sizeof(ContentLoader),
+    .tp_dealloc = (destructor)ContentLoader_dealloc,
+    .tp_call = (ternaryfunc)ContentLoader_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Message content: a string as it is, a list as a tuple of loaded parts.",
+    .tp_new = ContentLoader_new,
+};
+
+/* ------------------------------------------------------------------ message entries */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *roles;      /* dict: role -> message loader, for roles with no entry-level rule */
+    PyTypeObject *body_cls;
+    Py_ssize_t body_message;
+    PyTypeObject *origin_cls;
+    Py_ssize_t origin_line, origin_type, origin_role, origin_synthesized;
+    PyTypeObject *entry_cls;
+    Py_ssize_t entry_id, entry_parent, entry_timestamp, entry_body, entry_origin, entry_extra;
+    PyObject *empty;      /* the shared empty ``extra`` */
+    PyObject *no_synthesized;
+    PyObject *fallback;   /* the Python load_entry */
+} EntryLoader;
+
+static PyObject *s_type, *s_id, *s_parentId, *s_timestamp, *s_message, *s_role, *s_message_value;
+
+static void
+EntryLoader_dealloc(EntryLoader *self)
+{
+    Py_XDECREF(self->roles);
+    Py_XDECREF(self->body_cls);
+    Py_XDECREF(self->origin_cls);
+    Py_XDECREF(self->entry_cls);
+    Py_XDECREF(self->empty);
+    Py_XDECREF(self->no_synthesized);
+    Py_XDECREF(self->fallback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+offsets(PyTypeObject *cls, const char *const *names, Py_ssize_t *out[], int n)
+{
+    for (int i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_FromString(names[i]);
+        if (name == NULL)
+            return -1;
+        *out[i] = slot_offset(cls, name);
+        Py_DECREF(name);
+        if (*out[i] < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* EntryLoader(roles, MessageBody, Origin, Entry, empty, no_synthesized, fallback) */
+static PyObject *
+EntryLoader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *roles, *empty, *no_synthesized, *fallback;
+    PyTypeObject *body_cls, *origin_cls, *entry_cls;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OOO:EntryLoader", &PyDict_Type, &roles, &PyType_Type, &body_cls,
+                          &PyType_Type, &origin_cls, &PyType_Type, &entry_cls, &empty, &no_synthesized, &fallback))
+        return NULL;
+    EntryLoader *self = (EntryLoader *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->roles = Py_NewRef(roles);
+    self->body_cls = (PyTypeObject *)Py_NewRef(body_cls);
+    self->origin_cls = (PyTypeObject *)Py_NewRef(origin_cls);
+    self->entry_cls = (PyTypeObject *)Py_NewRef(entry_cls);
+    self->empty = Py_NewRef(empty);
+    self->no_synthesized = Py_NewRef(no_synthesized);
+    self->fallback = Py_NewRef(fallback);
+    static const char *const body_names[] = {"message"};
+    Py_ssize_t *body_out[] = {&self->body_message};
+    static const char *const origin_names[] = {"line", "source_type", "source_role", "synthesized"};
+    Py_ssize_t *origin_out[] = {&self->origin_line, &self->origin_type, &self->origin_role,
+                                &self->origin_synthesized};
+    static const char *const entry_names[] = {"id", "parent_id", "timestamp", "body", "origin", "extra"};
+    Py_ssize_t *entry_out[] = {&self->entry_id,   &self->entry_parent, &self->entry_timestamp,
+                               &self->entry_body, &self->entry_origin, &self->entry_extra};
+    if (offsets(body_cls, body_names, body_out, 1) < 0 || offsets(origin_cls, origin_names, origin_out, 4) < 0
+        || offsets(entry_cls, entry_names, entry_out, 6) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* The entry for a well-formed ``message`` entry (only the envelope and ``message``, a
+ * string timestamp, a message object of a role in ``roles``); NULL with no exception set
+ * for anything else. */
+static PyObject *
+entry_fast(EntryLoader *self, PyObject *raw, PyObject *line, PyObject *entry_id, PyObject *parent_id)
+{
+    PyObject *kind = PyDict_GetItemWithError(raw, s_type);
+    if (kind == NULL || !PyUnicode_CheckExact(kind))
+        return NULL;
+    int is_message = PyUnicode_Compare(kind, s_message_value);
+    if (is_message != 0)
+        return NULL;
+    PyObject *timestamp = PyDict_GetItemWithError(raw, s_timestamp);
+    if (timestamp == NULL || !PyUnicode_CheckExact(timestamp))
+        return NULL;
+    PyObject *message = PyDict_GetItemWithError(raw, s_message);
+    if (message == NULL || !PyDict_CheckExact(message))
+        return NULL;
+    /* type, timestamp, message, and id / parentId when present: nothing else */
+    Py_ssize_t known = 3;
+    int has;
+    if ((has = PyDict_Contains(raw, s_id)) < 0)
+        return NULL;
+    known += has;
+    if ((has = PyDict_Contains(raw, s_parentId)) < 0)
+        return NULL;
+    known += has;
+    if (known != PyDict_GET_SIZE(raw))
+        return NULL;
+    PyObject *role = PyDict_GetItemWithError(message, s_role);
+    if (role == NULL || !PyUnicode_CheckExact(role))
+        return NULL;
+    PyObject *loader = PyDict_GetItemWithError(self->roles, role);
+    if (loader == NULL)
+        return NULL;
+
+    PyObject *loaded = PyObject_CallOneArg(loader, message);
+    if (loaded == NULL)
+        return NULL;
+    PyObject *body = new_instance(self->body_cls);
+    if (body == NULL) {
+        Py_DECREF(loaded);
+        return NULL;
+    }
+    SLOT(body, self->body_message) = loaded;
+    PyObject *origin = new_instance(self->origin_cls);
+    if (origin == NULL) {
+        Py_DECREF(body);
+        return NULL;
+    }
+    SLOT(origin, self->origin_line) = Py_NewRef(line);
+    SLOT(origin, self->origin_type) = Py_NewRef(kind);
+    SLOT(origin, self->origin_role) = Py_NewRef(Py_None);
+    SLOT(origin, self->origin_synthesized) = Py_NewRef(self->no_synthesized);
+    PyObject *entry = new_instance(self->entry_cls);
+    if (entry == NULL) {
+        Py_DECREF(body);
+        Py_DECREF(origin);
+        return NULL;
+    }
+    SLOT(entry, self->entry_id) = Py_NewRef(entry_id);
+    SLOT(entry, self->entry_parent) = Py_NewRef(parent_id);
+    SLOT(entry, self->entry_timestamp) = Py_NewRef(timestamp);
+    SLOT(entry, self->entry_body) = body;
+    SLOT(entry, self->entry_origin) = origin;
+    SLOT(entry, self->entry_extra) = Py_NewRef(self->empty);
+    return entry;
+}
+
+static PyObject *
+EntryLoader_call(EntryLoader *self, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) == 4 && (kwds == NULL || PyDict_GET_SIZE(kwds) == 0)) {
+        PyObject *raw = PyTuple_GET_ITEM(args, 0);
+        if (PyDict_CheckExact(raw)) {
+            PyObject *entry = entry_fast(self, raw, PyTuple_GET_ITEM(args, 1), PyTuple_GET_ITEM(args, 2),
+                                         PyTuple_GET_ITEM(args, 3));
+            if (entry != NULL || PyErr_Occurred())
+                return entry;
+        }
+    }
+    return PyObject_Call(self->fallback, args, kwds);
+}
+
+static PyMemberDef EntryLoader_members[] = {
+    {"fallback", T_OBJECT, offsetof(EntryLoader, fallback), READONLY, "the pure-Python loader"},
+    {NULL},
+};
+
+static PyTypeObject EntryLoaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "piconv._speedups.EntryLoader",
+    .tp_basicsize = sizeof(EntryLoader),
+    .tp_dealloc = (destructor)EntryLoader_dealloc,
+    .tp_call = (ternaryfunc)EntryLoader_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "load_entry(raw, line, id, parent_id) for well-formed message entries.",
+    .tp_new = EntryLoader_new,
+    .tp_members = EntryLoader_members,
+};
+
+/* ------------------------------------------------------------------ Maker */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyTypeObject *cls;
+    Py_ssize_t n;
+    Py_ssize_t *offsets;
+} Maker;
+
+static void
+Maker_dealloc(Maker *self)
+{
+    Py_XDECREF(self->cls);
+    PyMem_Free(self->offsets);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Maker_vectorcall(PyObject *, PyObject *const *, size_t, PyObject *);
+
+/* Maker(cls, field_names): ``make(v1, v2, ...)`` fills every field, positionally. */
+static PyObject *
+Maker_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyTypeObject *cls;
+    PyObject *names;
+    if (!PyArg_ParseTuple(args, "O!O!:Maker", &PyType_Type, &cls, &PyTuple_Type, &names))
+        return NULL;
+    Maker *self = (Maker *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->cls = (PyTypeObject *)Py_NewRef(cls);
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    self->offsets = PyMem_Calloc(n ? n : 1, sizeof(Py_ssize_t));
+    if (self->offsets == NULL) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        if (!PyUnicode_Check(name)) {
+            PyErr_SetString(PyExc_TypeError, "field names must be str");
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->offsets[i] = slot_offset(cls, name);
+        if (self->offsets[i] < 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
+    self->n = n;
+    self->vectorcall = Maker_vectorcall;
+    return (PyObject *)self;
+}
+
+static PyObject *
+Maker_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Maker *self = (Maker *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != self->n || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_Format(PyExc_TypeError, "%s maker takes exactly %zd positional arguments", self->cls->tp_name,
+                     self->n);
+        return NULL;
+    }
+    PyObject *obj = new_instance(self->cls);
+    if (obj == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        SLOT(obj, self->offsets[i]) = Py_NewRef(args[i]);
+    return obj;
+}
+
+static PyObject *
+Maker_call(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "a maker takes positional arguments only");
+        return NULL;
+    }
+    return Maker_vectorcall(self, &PyTuple_GET_ITEM(args, 0), PyTuple_GET_SIZE(args), NULL);
+}
+
+static PyTypeObject MakerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "piconv._speedups.Maker",
+    .tp_basicsize = sizeof(Maker),
+    .tp_dealloc = (destructor)Maker_dealloc,
+    .tp_call = Maker_call,
+    .tp_vectorcall_offset = offsetof(Maker, vectorcall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A positional constructor for a slots class that fills its slots directly.",
+    .tp_new = Maker_new,
+};
+
+/* ------------------------------------------------------------------ module */
+
+static PyMethodDef methods[] = {
+    {"content", (PyCFunction)(void (*)(void))load_content, METH_FASTCALL,
+     "content(raw, part): a str as it is; a list as a tuple of part(item)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "piconv._speedups", "C accelerators for building IR objects (optional).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    s_type = PyUnicode_InternFromString("type");
+    s_id = PyUnicode_InternFromString("id");
+    s_parentId = PyUnicode_InternFromString("parentId");
+    s_timestamp = PyUnicode_InternFromString("timestamp");
+    s_message = PyUnicode_InternFromString("message");
+    s_role = PyUnicode_InternFromString("role");
+    s_message_value = s_message;
+    if (!s_type || !s_id || !s_parentId || !s_timestamp || !s_message || !s_role)
+        return NULL;
+    PyTypeObject *types[] = {&TableLoaderType, &DispatchType, &ContentLoaderType, &EntryLoaderType, &MakerType};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (PyType_Ready(types[i]) < 0)
+            return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    const char *names[] = {"TableLoader", "Dispatch", "ContentLoader", "EntryLoader", "Maker"};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        Py_INCREF(types[i]);
+        if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) < 0) {
+            Py_DECREF(types[i]);
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+    return m;
+}
