@@ -12,8 +12,10 @@ under ~/.cache/piconv/bench). Measured, each the median of ``--runs`` fresh proc
 - in one process, the split: ``piconv.load``, the context + request build and the check;
 - start-up plus a 1 MB session: ``piconv SMALL --to openai -o OUT`` (validated, default).
 
-Goals: the conversion (without validation) at >= 30% of the physical limit
-(``limit time / conversion time >= 0.30``) and start-up + 1 MB under 300 ms. Appends to
+Goals: the conversion as users run it (validated, the default) at >= 30% of the physical
+limit (``limit time / conversion time >= 0.30``) and start-up + 1 MB under 300 ms. The
+machine is noisy, so the limit is measured before and after the conversions and the faster
+of the two medians is used (the stricter ratio). Appends to
 bench/results.jsonl (or ``--results``); exit status 1 when a goal is missed.
 """
 
@@ -91,31 +93,37 @@ def main(argv: list[str] | None = None) -> int:
     size = src.stat().st_size
     out = Path(tempfile.mkdtemp(prefix="piconv-bench-openai-")) / "out.json"
 
-    limit = measure(common.read_loads_dumps, name="read + loads + dumps", runs=args.runs, args=(str(src),))
+    limit_before = measure(common.read_loads_dumps, name="read + loads + dumps", runs=args.runs, args=(str(src),))
     cli = [sys.executable, "-m", "piconv", str(src), "--to", "openai", "-o", str(out), "-q"]
     fast = measure([*cli, "--no-validate"], name="piconv --to openai --no-validate", runs=args.runs)
     checked = measure(cli, name="piconv --to openai (validated)", runs=args.runs)
     small_cli = [sys.executable, "-m", "piconv", str(small), "--to", "openai", "-o", str(out), "-q"]
     startup = measure(small_cli, name="start-up + 1 MB", runs=max(args.runs, 5))
     startup_fast = measure([*small_cli, "--no-validate"], name="start-up + 1 MB, no validation", runs=max(args.runs, 5))
+    limit_after = measure(common.read_loads_dumps, name="read + loads + dumps", runs=args.runs, args=(str(src),))
+    limit = min(limit_before, limit_after, key=lambda m: m.wall_s)
     splits = [split_timings(str(src)) for _ in range(args.runs)]
     split = {k: statistics.median(s[k] for s in splits) for k in splits[0]}
 
-    ratio = limit.wall_s / fast.wall_s
+    ratio = limit.wall_s / checked.wall_s
     rows = [
         {"what": f"input ({src.name})", "value": size / 1e6, "unit": "MB"},
-        {"what": "physical limit: read + loads + dumps", "value": limit.wall_s, "unit": "s"},
         {
-            "what": "piconv --to openai --no-validate (CLI, end to end)",
-            "value": fast.wall_s,
+            "what": "physical limit: read + loads + dumps (before / after)",
+            "value": f"{limit_before.wall_s:.3f} / {limit_after.wall_s:.3f}",
+            "unit": "s",
+        },
+        {
+            "what": "piconv --to openai, validated (CLI, end to end)",
+            "value": checked.wall_s,
             "unit": "s",
             "ratio": ratio,
             "goal": f">= {GOAL:.2f} of the limit",
             "ok": ratio >= GOAL,
         },
-        {"what": "  peak RSS", "value": fast.peak_rss_mib or 0.0, "unit": "MiB", "ratio": (fast.peak_rss_mib or 0) * 2**20 / size},
-        {"what": "piconv --to openai, validated (CLI)", "value": checked.wall_s, "unit": "s", "ratio": limit.wall_s / checked.wall_s},
-        {"what": "  peak RSS", "value": checked.peak_rss_mib or 0.0, "unit": "MiB"},
+        {"what": "  peak RSS", "value": checked.peak_rss_mib or 0.0, "unit": "MiB", "ratio": (checked.peak_rss_mib or 0) * 2**20 / size},
+        {"what": "piconv --to openai --no-validate (CLI)", "value": fast.wall_s, "unit": "s", "ratio": limit.wall_s / fast.wall_s},
+        {"what": "  peak RSS", "value": fast.peak_rss_mib or 0.0, "unit": "MiB"},
         {"what": "in-process: piconv.load", "value": split["load"], "unit": "s"},
         {"what": "in-process: context + request + dumps", "value": split["write"], "unit": "s", "ratio": limit.wall_s / split["write"]},
         {"what": "in-process: check (JSON Schema)", "value": split["check"], "unit": "s"},

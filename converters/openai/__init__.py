@@ -132,6 +132,38 @@ def _validators() -> tuple[Any, dict[str, Any]]:
     return cls(schema), by_role
 
 
+@functools.lru_cache(maxsize=1)
+def _predicates() -> tuple[Any, dict[str, Any]]:
+    """Yes/no validators (see :mod:`.fastcheck`) shaped like :func:`_validators`."""
+    from piconv.validation import load_schema
+
+    from .fastcheck import compile_schema
+
+    schema = load_schema(__name__, SCHEMA)
+    by_role: dict[str, Any] = {}
+    for name, sub in schema["$defs"].items():
+        role = sub.get("properties", {}).get("role", {}).get("const")
+        if name.endswith("MessageParam") and isinstance(role, str):
+            by_role[role] = compile_schema({**sub, "$defs": schema["$defs"]})
+    return compile_schema(schema), by_role
+
+
+def _valid(value: Any) -> bool:
+    """Whether ``value`` is valid, without jsonschema (``False`` only when it is not)."""
+    root, by_role = _predicates()
+    messages = value.get("messages") if isinstance(value, dict) else None
+    if not isinstance(messages, list):
+        return root(value)
+    if not root({**value, "messages": []}):
+        return False
+    for message in messages:
+        role = message.get("role") if isinstance(message, dict) else None
+        predicate = by_role.get(role) if isinstance(role, str) else None
+        if predicate is None or not predicate(message):
+            return False
+    return True
+
+
 def _errors(value: Any) -> Iterator[str]:
     root, by_role = _validators()
     messages = value.get("messages") if isinstance(value, dict) else None
@@ -173,7 +205,10 @@ def check(data: bytes) -> list[str]:
     for lineno, value in numbered:
         if isinstance(value, list):  # --messages-only: check it as the messages of a request
             value = {"model": "-", "messages": value}
-        for err in _errors(standard_part(value)):
+        value = standard_part(value)
+        if _valid(value):
+            continue  # jsonschema (and its import) only to say what is wrong
+        for err in _errors(value):
             errors.append(f"line {lineno}: {err}")
             if len(errors) >= MAX_ERRORS:
                 return errors
