@@ -333,13 +333,7 @@ table_fast(TableLoader *self, PyObject *raw)
         if (any) {
             gobj = new_instance(group->cls);
             if (gobj == NULL) {
-                k += group->n;
-                SLOT(obj, group->offset) = Py_NewRef(Py_None);
-                for (g = g + 1; g < self->ngroups; g++)
-                    SLOT(obj, self->groups[g].offset) = Py_NewRef(Py_None);
-                for (Py_ssize_t d = 0; d < self->ndefaults; d++)
-                    SLOT(obj, self->default_offsets[d]) = Py_NewRef(PyTuple_GET_ITEM(self->defaults, d));
-                Py_DECREF(obj);
+                Py_DECREF(obj); /* unfilled slots are NULL, which deallocation allows */
                 return NULL;
             }
             for (Py_ssize_t i = 0; i < group->n; i++) {
@@ -363,10 +357,7 @@ table_fast(TableLoader *self, PyObject *raw)
     Py_DECREF(obj);
     return pair;
 
-slow:
-    for (Py_ssize_t i = 0; i < taken; i++)
-        Py_XDECREF(values[i]);
-    return NULL;
+slow:  /* declined (no exception set) or failed (exception set): the caller tells them apart */
 error:
     for (Py_ssize_t i = 0; i < taken; i++)
         Py_XDECREF(values[i]);
@@ -579,7 +570,7 @@ typedef struct {
     PyObject *fallback;   /* the Python load_entry */
 } EntryLoader;
 
-static PyObject *s_type, *s_id, *s_parentId, *s_timestamp, *s_message, *s_role, *s_message_value;
+static PyObject *s_type, *s_id, *s_parentId, *s_timestamp, *s_message, *s_role;
 
 static void
 EntryLoader_dealloc(EntryLoader *self)
@@ -653,8 +644,7 @@ entry_fast(EntryLoader *self, PyObject *raw, PyObject *line, PyObject *entry_id,
     PyObject *kind = PyDict_GetItemWithError(raw, s_type);
     if (kind == NULL || !PyUnicode_CheckExact(kind))
         return NULL;
-    int is_message = PyUnicode_Compare(kind, s_message_value);
-    if (is_message != 0)
+    if (PyUnicode_Compare(kind, s_message) != 0)  /* the entry type "message" */
         return NULL;
     PyObject *timestamp = PyDict_GetItemWithError(raw, s_timestamp);
     if (timestamp == NULL || !PyUnicode_CheckExact(timestamp))
@@ -862,7 +852,6 @@ PyInit__speedups(void)
     s_timestamp = PyUnicode_InternFromString("timestamp");
     s_message = PyUnicode_InternFromString("message");
     s_role = PyUnicode_InternFromString("role");
-    s_message_value = s_message;
     if (!s_type || !s_id || !s_parentId || !s_timestamp || !s_message || !s_role)
         return NULL;
     PyTypeObject *types[] = {&TableLoaderType, &DispatchType, &ContentLoaderType, &EntryLoaderType, &MakerType};

@@ -178,12 +178,16 @@ def compile_loader(
         (key, C_TESTS[test], getattr(conv, "lookup_table", conv), field_name)
         for key, (field_name, test, conv) in table.items()
     )
+    for _group_cls, members in (groups or {}).values():
+        for f in dataclasses.fields(_group_cls):
+            if f.name not in members.values() and f.default is not None:
+                return loader  # the C loader sets a group's unnamed fields to None only
     c_groups = tuple(
         (
             group_field,
             group_cls,
             tuple(members.items()),
-            # the group's other fields keep their default, which must be None
+            # the group's other fields keep their default (None, checked above)
             tuple(f.name for f in dataclasses.fields(group_cls) if f.name not in members.values()),
         )
         for group_field, (group_cls, members) in (groups or {}).items()
