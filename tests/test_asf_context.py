@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 from piconv.converters.asf.context import load
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT.parent / "shared" / "reference" / "asf" / "examples"
+EXAMPLES = SHARED / "reference" / "asf" / "examples"
 EXPECTED = json.loads((ROOT / "tests" / "data" / "asf" / "context" / "expected.json").read_text())
 CASES = [(name, leaf) for name, leaves in EXPECTED.items() for leaf in leaves]
 

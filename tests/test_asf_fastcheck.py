@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
+from conftest import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from piconv.converters.asf import ids, jcs
@@ -28,7 +29,6 @@ from piconv.converters.asf.writer import write_asf
 from piconv.errors import ValidationFailed
 from piconv.report import Report
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CORPUS = sorted([*SHARED.glob("corpus/pi/*.jsonl"), *SHARED.glob("corpus/pi-generated/*.jsonl")])
 EXAMPLES = sorted((SHARED / "reference" / "asf" / "examples").glob("*.jsonl"))
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import orjson
 import pytest
 import rfc8785
+from conftest import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from piconv.converters.asf import jcs
 
-EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "asf" / "examples"
+EXAMPLES = SHARED / "reference" / "asf" / "examples"
 
 # Keys mixing supplementary characters with U+E000-U+FFFF: where UTF-8 and UTF-16 orders part.
 keys = st.one_of(

@@ -14,13 +14,13 @@ from typing import Any
 
 import orjson
 import pytest
+from conftest import SHARED
 from piconv import ir
 from piconv.converters.asf.context import load as load_asf
 from piconv.converters.asf.validate import validate_asf
 from piconv.converters.asf.writer import write_asf
 from piconv.report import Report
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CORPUS = sorted([*SHARED.glob("corpus/pi/*.jsonl"), *SHARED.glob("corpus/pi-generated/*.jsonl")])
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
+from conftest import SHARED
 from piconv.converters.asf import ids
 from piconv.converters.asf.validate import validate_asf
 
-EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "asf" / "examples"
+EXAMPLES = SHARED / "reference" / "asf" / "examples"
 GOOD = ["sessions_basic", "sessions_branch", "sessions_compaction", "sessions_extensions"]
 
 

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import piconv
 import pytest
+from conftest import SHARED
 from piconv.converters.html import check, write
 from piconv.converters.html.escape import anchor
 from piconv.report import Report
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
 HOSTILE = sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
 CORPUS = sorted((SHARED / "corpus" / "pi").glob("*.jsonl")) + sorted(
     (SHARED / "corpus" / "pi-generated").glob("*.jsonl")

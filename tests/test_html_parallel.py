@@ -10,6 +10,7 @@ from pathlib import Path
 
 import piconv
 import pytest
+from conftest import SHARED
 from piconv import ValidationFailed
 from piconv.report import Report
 
@@ -19,7 +20,6 @@ parallel = importlib.import_module("piconv.converters.html.parallel")
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("PICONV_SHARED", HERE.parent.parent / "shared"))
 REAL = SHARED / "corpus/pi/badlogic__pi-mono__before-compaction.jsonl"
 HOSTILE = sorted((HERE / "data/hostile").glob("*.jsonl"))
 

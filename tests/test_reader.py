@@ -4,7 +4,6 @@ corpora, chunk boundaries, and property tests over random and mutated input."""
 from __future__ import annotations
 
 import io
-import os
 import re
 import tracemalloc
 from collections import defaultdict
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from piconv import reader
@@ -19,7 +19,6 @@ from piconv.problems import INFO_CODES, PROBLEM_CODES, READER_CODES, Problem
 from piconv.reader import MAX_LINE_BYTES, ReadResult, Record, iter_lines, read_records
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("PICONV_SHARED", REPO.parent / "shared"))
 CORPUS_FILES = sorted((SHARED / "corpus" / "pi").glob("*.jsonl")) + sorted(
     (SHARED / "corpus" / "pi-generated").glob("*.jsonl")
 )
