@@ -1,9 +1,15 @@
-"""The optional C accelerator (core/_speedups.c). Everything else is in pyproject.toml.
+"""The optional C accelerators: core/_speedups.c (the loaders) and converters/asf/_jcs.c
+(RFC 8785 canonical JSON for the ASF writer). Everything else is in pyproject.toml.
 
-``optional=True``: where no C compiler is at hand the build goes on without it and piconv
-runs on its pure-Python loaders (the same results, slower; see docs/performance.md).
+``optional=True``: where no C compiler is at hand the build goes on without them and piconv
+runs on its pure-Python code (the same results, slower; see docs/performance.md).
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("piconv._speedups", ["core/_speedups.c"], optional=True)])
+setup(
+    ext_modules=[
+        Extension("piconv._speedups", ["core/_speedups.c"], optional=True),
+        Extension("piconv.converters.asf._jcs", ["converters/asf/_jcs.c"], optional=True),
+    ]
+)

@@ -15,10 +15,18 @@ A value that needs none of this (the common case: text, tool arguments, token co
 recognised by :func:`is_plain`, one iterative loop over the containers (strings, ``None``
 and booleans are skipped without a call; each object's keys are checked in one
 ``"".join``), and goes to orjson as it is. Anything else takes the rewriting walk.
+
+Before all this, :func:`canonical` asks the optional C serialiser (``_jcs.c``, built by
+setup.py), which writes the JCS bytes of the common values in one pass and answers
+``None`` for what it leaves to the code here (lone surrogates, integers beyond 2**53,
+non-finite numbers, non-string keys, other types): the refusals and their messages stay
+this module's. ``PICONV_PURE_PYTHON`` set in the environment turns it off, as it does the
+core's accelerator.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -26,10 +34,32 @@ import orjson
 
 from ..common.jsnumber import js_number_text
 
-__all__ = ["CanonicalError", "canonical", "canonical_slow", "int_is_ijson", "is_plain", "number_text"]
+__all__ = [
+    "CanonicalError",
+    "canonical",
+    "canonical_python",
+    "canonical_slow",
+    "int_is_ijson",
+    "is_plain",
+    "number_text",
+]
 
 _OPTS = orjson.OPT_SORT_KEYS
 _SAFE_INT = 2**53
+
+
+def _accelerator() -> Any:
+    """``_jcs.canonical`` unless ``PICONV_PURE_PYTHON`` is set or it was not built."""
+    if os.environ.get("PICONV_PURE_PYTHON"):
+        return None
+    try:
+        from ._jcs import canonical as c_canonical
+    except ImportError:  # no C compiler at install time: the Python path alone
+        return None
+    return c_canonical
+
+
+_c_canonical = _accelerator()
 
 
 class CanonicalError(ValueError):
@@ -238,6 +268,15 @@ def is_plain(value: Any) -> bool:
 
 def canonical(value: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 bytes of ``value``."""
+    if _c_canonical is not None:
+        data = _c_canonical(value)
+        if data is not None:
+            return data
+    return canonical_python(value)
+
+
+def canonical_python(value: Any) -> bytes:
+    """:func:`canonical` without the C serialiser (the orjson path)."""
     try:
         return orjson.dumps(_prepare(value), option=_OPTS)
     except orjson.JSONEncodeError:

@@ -1,0 +1,493 @@
+/* RFC 8785 (JSON Canonicalization Scheme) bytes in one pass, for the ASF writer.
+ *
+ * ``canonical(value) -> bytes | None``: the JCS text of a value made of exact dicts (str
+ * keys), lists, tuples, strs, ints, floats, bools and None. It answers ``None`` -- never
+ * raises, except MemoryError -- for whatever it leaves to the Python serialiser
+ * (converters/asf/jcs.py), which stays the reference and words the refusals: a lone
+ * surrogate, an int beyond +-2**53 (JCS renders it as the nearest binary64, which needs
+ * the I-JSON test), NaN or an infinity, a key that is no str, a subclass or any other
+ * type, nesting deeper than MAX_DEPTH.
+ *
+ * Strings are read through PyUnicode_KIND/DATA and encoded here: PyUnicode_AsUTF8 would
+ * cache a UTF-8 copy on every str it saw, which the IR keeps alive.
+ * Object members sort by their keys' UTF-16 code units, as JCS requires.
+ * Numbers follow ECMAScript's Number::toString (converters/common/jsnumber.py): the
+ * shortest round-trip digits (CPython's repr) laid out by the ECMAScript rules.
+ * tests/test_asf_jcs_speedups.py holds this to jcs.canonical_slow and the rfc8785 package.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <string.h>
+
+/* orjson refuses beyond 255 levels; anything near that is no session's. */
+#define MAX_DEPTH 250
+#define SAFE_INT (((long long)1) << 53)
+/* Code points encoded per buffer reservation: 6 bytes each at most (\u00xx). */
+#define CHUNK 4096
+/* A buffer grown past this is freed after the call rather than kept for the next. */
+#define KEEP_BYTES (1 << 20)
+
+/* Return codes of the writers. */
+enum { OK = 0, UNHANDLED = 1, FAILED = -1 };
+
+typedef struct {
+    char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+} Buffer;
+
+/* One buffer reused across calls (the GIL is held throughout, no Python code runs). */
+static Buffer shared_buf = {NULL, 0, 0};
+
+static int
+reserve(Buffer *b, Py_ssize_t extra)
+{
+    if (b->cap - b->len >= extra)
+        return OK;
+    Py_ssize_t want = b->cap ? b->cap : 4096;
+    while (want - b->len < extra) {
+        if (want > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return FAILED;
+        }
+        want *= 2;
+    }
+    char *data = PyMem_Realloc(b->data, (size_t)want);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return FAILED;
+    }
+    b->data = data;
+    b->cap = want;
+    return OK;
+}
+
+static int
+put(Buffer *b, const char *s, Py_ssize_t n)
+{
+    if (reserve(b, n) != OK)
+        return FAILED;
+    memcpy(b->data + b->len, s, (size_t)n);
+    b->len += n;
+    return OK;
+}
+
+/* ------------------------------------------------------------------------ strings */
+
+static const char HEX[] = "0123456789abcdef";
+
+/* For an ASCII byte: 0 literal, else the letter of its short escape, or 'u' for \u00xx. */
+static char ESCAPE[128];
+
+static void
+init_escapes(void)
+{
+    for (int c = 0; c < 0x20; c++)
+        ESCAPE[c] = 'u';
+    ESCAPE['\b'] = 'b';
+    ESCAPE['\f'] = 'f';
+    ESCAPE['\n'] = 'n';
+    ESCAPE['\r'] = 'r';
+    ESCAPE['\t'] = 't';
+    ESCAPE['"'] = '"';
+    ESCAPE['\\'] = '\\';
+}
+
+/* Write an ASCII character that needs escaping at p; the number of bytes written. */
+static inline Py_ssize_t
+escape_at(char *p, unsigned char c)
+{
+    char e = ESCAPE[c];
+    p[0] = '\\';
+    if (e != 'u') {
+        p[1] = e;
+        return 2;
+    }
+    p[1] = 'u';
+    p[2] = '0';
+    p[3] = '0';
+    p[4] = HEX[c >> 4];
+    p[5] = HEX[c & 15];
+    return 6;
+}
+
+static int
+write_ascii(Buffer *b, const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t start = i;
+        while (i < n && ESCAPE[s[i]] == 0)
+            i++;
+        if (i > start && put(b, (const char *)s + start, i - start) != OK)
+            return FAILED;
+        if (i < n) {
+            if (reserve(b, 6) != OK)
+                return FAILED;
+            b->len += escape_at(b->data + b->len, s[i]);
+            i++;
+        }
+    }
+    return OK;
+}
+
+/* Any kind: UTF-8 by hand; a surrogate (necessarily lone in a str) is UNHANDLED. */
+static int
+write_wide(Buffer *b, int kind, const void *data, Py_ssize_t n)
+{
+    for (Py_ssize_t at = 0; at < n; at += CHUNK) {
+        Py_ssize_t end = n - at < CHUNK ? n : at + CHUNK;
+        if (reserve(b, (end - at) * 6) != OK)
+            return FAILED;
+        char *p = b->data + b->len;
+        for (Py_ssize_t i = at; i < end; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c < 0x80) {
+                if (ESCAPE[c])
+                    p += escape_at(p, (unsigned char)c);
+                else
+                    *p++ = (char)c;
+            }
+            else if (c < 0x800) {
+                *p++ = (char)(0xC0 | (c >> 6));
+                *p++ = (char)(0x80 | (c & 0x3F));
+            }
+            else if (c < 0x10000) {
+                if (c >= 0xD800 && c <= 0xDFFF)
+                    return UNHANDLED;
+                *p++ = (char)(0xE0 | (c >> 12));
+                *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
+                *p++ = (char)(0x80 | (c & 0x3F));
+            }
+            else {
+                *p++ = (char)(0xF0 | (c >> 18));
+                *p++ = (char)(0x80 | ((c >> 12) & 0x3F));
+                *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
+                *p++ = (char)(0x80 | (c & 0x3F));
+            }
+        }
+        b->len = p - b->data;
+    }
+    return OK;
+}
+
+static int
+write_string(Buffer *b, PyObject *s)
+{
+    if (put(b, "\"", 1) != OK)
+        return FAILED;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int rc;
+    if (PyUnicode_IS_ASCII(s))
+        rc = write_ascii(b, PyUnicode_1BYTE_DATA(s), n);
+    else
+        rc = write_wide(b, PyUnicode_KIND(s), PyUnicode_DATA(s), n);
+    if (rc != OK)
+        return rc;
+    return put(b, "\"", 1);
+}
+
+/* ------------------------------------------------------------------------ numbers */
+
+static int
+write_int(Buffer *b, long long v)
+{
+    char tmp[24];
+    int i = (int)sizeof(tmp);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[--i] = '-';
+    return put(b, tmp + i, (Py_ssize_t)sizeof(tmp) - i);
+}
+
+/* ECMAScript Number::toString of a finite, non-zero double (jsnumber.js_number_text). */
+static int
+write_double(Buffer *b, double x)
+{
+    if (x == 0.0)
+        return put(b, "0", 1);  /* -0 too */
+    if (x == floor(x) && fabs(x) <= 9007199254740992.0)
+        return write_int(b, (long long)x);  /* whole and exact: its digits, no exponent */
+    char out[64];
+    int o = 0;
+    if (x < 0) {
+        out[o++] = '-';
+        x = -x;
+    }
+    char *repr = PyOS_double_to_string(x, 'r', 0, 0, NULL);
+    if (repr == NULL)
+        return FAILED;
+    /* repr: digits [. digits] [e(+|-)digits]. Collect the significant digits and the
+     * position of the decimal point relative to them. */
+    char digits[32];
+    int k = 0, point = 0, seen_point = 0, leading = 1;
+    const char *p = repr;
+    for (; *p && *p != 'e'; p++) {
+        if (*p == '.') {
+            seen_point = 1;
+            continue;
+        }
+        if (*p < '0' || *p > '9' || k >= (int)sizeof(digits)) {
+            PyMem_Free(repr);
+            return UNHANDLED;  /* not a spelling of a finite number: cannot happen */
+        }
+        if (!seen_point)
+            point++;
+        if (leading && *p == '0') {
+            point--;  /* a leading zero moves the point left of the first digit */
+            continue;
+        }
+        leading = 0;
+        digits[k++] = *p;
+    }
+    if (*p == 'e')
+        point += atoi(p + 1);
+    PyMem_Free(repr);
+    while (k > 1 && digits[k - 1] == '0')
+        k--;
+    if (k == 0)
+        return put(b, "0", 1);
+    int n = point;
+    if (k <= n && n <= 21) {
+        memcpy(out + o, digits, (size_t)k);
+        o += k;
+        for (int i = k; i < n; i++)
+            out[o++] = '0';
+    }
+    else if (0 < n && n <= 21) {
+        memcpy(out + o, digits, (size_t)n);
+        o += n;
+        out[o++] = '.';
+        memcpy(out + o, digits + n, (size_t)(k - n));
+        o += k - n;
+    }
+    else if (-6 < n && n <= 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int i = 0; i < -n; i++)
+            out[o++] = '0';
+        memcpy(out + o, digits, (size_t)k);
+        o += k;
+    }
+    else {
+        int e = n - 1;
+        out[o++] = digits[0];
+        if (k > 1) {
+            out[o++] = '.';
+            memcpy(out + o, digits + 1, (size_t)(k - 1));
+            o += k - 1;
+        }
+        o += snprintf(out + o, sizeof(out) - (size_t)o, "e%c%d", e >= 0 ? '+' : '-', e >= 0 ? e : -e);
+    }
+    return put(b, out, o);
+}
+
+/* ------------------------------------------------------------------------ objects */
+
+typedef struct {
+    PyObject *key;
+    PyObject *value;
+} Member;
+
+/* A code point's rank in UTF-16 code-unit order: U+E000-U+FFFF sort after the
+ * supplementary planes (whose high surrogates are 0xD800-0xDBFF). */
+static inline Py_UCS4
+utf16_rank(Py_UCS4 c)
+{
+    return (c >= 0xE000 && c <= 0xFFFF) ? c + 0x110000 : c;
+}
+
+static int
+key_compare(PyObject *a, PyObject *b)
+{
+    Py_ssize_t na = PyUnicode_GET_LENGTH(a), nb = PyUnicode_GET_LENGTH(b);
+    Py_ssize_t n = na < nb ? na : nb;
+    int ka = PyUnicode_KIND(a), kb = PyUnicode_KIND(b);
+    const void *da = PyUnicode_DATA(a), *db = PyUnicode_DATA(b);
+    if (ka == PyUnicode_1BYTE_KIND && kb == PyUnicode_1BYTE_KIND) {
+        int c = memcmp(da, db, (size_t)n);
+        if (c)
+            return c;
+    }
+    else {
+        /* Code-point order equals UTF-16 order unless a supplementary character (only
+         * in a 4-byte-kind str) meets one of U+E000-U+FFFF. */
+        int wide = ka == PyUnicode_4BYTE_KIND || kb == PyUnicode_4BYTE_KIND;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 x = PyUnicode_READ(ka, da, i), y = PyUnicode_READ(kb, db, i);
+            if (x != y) {
+                if (wide) {
+                    x = utf16_rank(x);
+                    y = utf16_rank(y);
+                }
+                return x < y ? -1 : 1;
+            }
+        }
+    }
+    return na < nb ? -1 : (na > nb ? 1 : 0);
+}
+
+static int
+member_compare(const void *a, const void *b)
+{
+    return key_compare(((const Member *)a)->key, ((const Member *)b)->key);
+}
+
+static int write_value(Buffer *b, PyObject *v, int depth);
+
+static int
+write_dict(Buffer *b, PyObject *d, int depth)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(d);
+    if (n == 0)
+        return put(b, "{}", 2);
+    Member small[16];
+    Member *members = small;
+    if (n > 16) {
+        members = PyMem_Malloc(sizeof(Member) * (size_t)n);
+        if (members == NULL) {
+            PyErr_NoMemory();
+            return FAILED;
+        }
+    }
+    int rc = OK;
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            rc = UNHANDLED;
+            goto done;
+        }
+        members[i].key = key;
+        members[i].value = value;
+        i++;
+    }
+    if (n <= 16) {  /* insertion sort: bodies have a handful of members */
+        for (Py_ssize_t j = 1; j < n; j++) {
+            Member m = members[j];
+            Py_ssize_t at = j;
+            while (at > 0 && key_compare(members[at - 1].key, m.key) > 0) {
+                members[at] = members[at - 1];
+                at--;
+            }
+            members[at] = m;
+        }
+    }
+    else {
+        qsort(members, (size_t)n, sizeof(Member), member_compare);
+    }
+    if ((rc = put(b, "{", 1)) != OK)
+        goto done;
+    for (i = 0; i < n; i++) {
+        if (i && (rc = put(b, ",", 1)) != OK)
+            goto done;
+        if ((rc = write_string(b, members[i].key)) != OK)
+            goto done;
+        if ((rc = put(b, ":", 1)) != OK)
+            goto done;
+        if ((rc = write_value(b, members[i].value, depth + 1)) != OK)
+            goto done;
+    }
+    rc = put(b, "}", 1);
+done:
+    if (members != small)
+        PyMem_Free(members);
+    return rc;
+}
+
+static int
+write_array(Buffer *b, PyObject **items, Py_ssize_t n, int depth)
+{
+    if (put(b, "[", 1) != OK)
+        return FAILED;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int rc;
+        if (i && put(b, ",", 1) != OK)
+            return FAILED;
+        if ((rc = write_value(b, items[i], depth + 1)) != OK)
+            return rc;
+    }
+    return put(b, "]", 1);
+}
+
+static int
+write_value(Buffer *b, PyObject *v, int depth)
+{
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyUnicode_Type)
+        return write_string(b, v);
+    if (v == Py_None)
+        return put(b, "null", 4);
+    if (v == Py_True)
+        return put(b, "true", 4);
+    if (v == Py_False)
+        return put(b, "false", 5);
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || x > SAFE_INT || x < -SAFE_INT)
+            return UNHANDLED;  /* the nearest binary64, if I-JSON: jcs.int_is_ijson */
+        if (x == -1 && PyErr_Occurred())
+            return FAILED;
+        return write_int(b, x);
+    }
+    if (t == &PyFloat_Type) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(x))
+            return UNHANDLED;
+        return write_double(b, x);
+    }
+    if (depth >= MAX_DEPTH)
+        return UNHANDLED;
+    if (t == &PyDict_Type)
+        return write_dict(b, v, depth);
+    if (t == &PyList_Type)
+        return write_array(b, ((PyListObject *)v)->ob_item, PyList_GET_SIZE(v), depth);
+    if (t == &PyTuple_Type)
+        return write_array(b, ((PyTupleObject *)v)->ob_item, PyTuple_GET_SIZE(v), depth);
+    return UNHANDLED;
+}
+
+static PyObject *
+canonical(PyObject *Py_UNUSED(module), PyObject *value)
+{
+    Buffer *b = &shared_buf;
+    b->len = 0;
+    int rc = write_value(b, value, 0);
+    PyObject *out = NULL;
+    if (rc == OK)
+        out = PyBytes_FromStringAndSize(b->data, b->len);
+    else if (rc == UNHANDLED)
+        out = Py_NewRef(Py_None);
+    if (b->cap > KEEP_BYTES) {
+        PyMem_Free(b->data);
+        b->data = NULL;
+        b->cap = 0;
+    }
+    b->len = 0;
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"canonical", canonical, METH_O,
+     "canonical(value) -> bytes | None\n\n"
+     "The RFC 8785 bytes of value, or None where the Python serialiser must decide."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_jcs", "RFC 8785 canonical JSON in C (see converters/asf/jcs.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__jcs(void)
+{
+    init_escapes();
+    return PyModule_Create(&module_def);
+}

@@ -1,0 +1,278 @@
+"""The C serialiser (converters/asf/_jcs.c) writes exactly the RFC 8785 bytes.
+
+The references are ``jcs.canonical_slow`` (the plain reading of the RFC) and the rfc8785
+package, on every body the ASF writer emits for the corpora and on generated values. Where
+the C code declines (``None``), the Python path decides: those cases are listed here, and
+``jcs.canonical`` must answer them exactly as it does without the C code.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import math
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import piconv
+import pytest
+import rfc8785
+from conftest import corpus_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from piconv.converters.asf import jcs, writer
+from piconv.converters.asf.writer import write_asf
+from piconv.report import Report
+
+try:
+    from piconv.converters.asf import _jcs
+except ImportError:  # every test below then fails, naming the cause
+    _jcs = None
+
+
+def c_canonical(value: Any) -> bytes | None:
+    assert _jcs is not None, "converters/asf/_jcs.c was not built: pip install -e . with gcc"
+    return _jcs.canonical(value)
+
+
+def _reference(value: Any) -> bytes | None:
+    """canonical_slow's bytes, checked against rfc8785 where the package has the value
+    in its domain (it refuses integers beyond 2**53); None where JCS refuses the value."""
+    try:
+        slow = jcs.canonical_slow(value)
+    except (jcs.CanonicalError, UnicodeEncodeError):
+        return None
+    with contextlib.suppress(rfc8785.IntegerDomainError):  # beyond 2**53: the package's limit
+        assert rfc8785.dumps(value) == slow
+    return slow
+
+
+# --------------------------------------------------------------------------- built
+
+
+def test_the_serialiser_is_built_and_used() -> None:
+    """A machine with a C compiler (CI's) builds it; a silent fallback would hide it."""
+    assert _jcs is not None, "converters/asf/_jcs.c was not built: pip install -e . with gcc"
+    if not os.environ.get("PICONV_PURE_PYTHON"):
+        assert jcs._c_canonical is _jcs.canonical
+
+
+def test_pure_python_turns_it_off() -> None:
+    env = {**os.environ, "PICONV_PURE_PYTHON": "1"}
+    code = "from piconv.converters.asf import jcs; print(jcs._c_canonical is None)"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_written_body_is_canonical(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+
+    def checked(value: Any) -> bytes:
+        fast = c_canonical(value)
+        expected = _reference(value)
+        if fast is not None:
+            assert fast == expected
+        seen.append(1)
+        return jcs.canonical(value)
+
+    monkeypatch.setattr(writer, "canonical", checked)
+    write_asf(piconv.load(path), io.BytesIO(), {"validate": True}, Report(format="asf"))
+    assert seen
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_output_is_the_same_without_it(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = piconv.load(path)
+    fast = io.BytesIO()
+    write_asf(doc, fast, {"validate": True}, Report(format="asf"))
+    monkeypatch.setattr(jcs, "_c_canonical", None)
+    pure = io.BytesIO()
+    write_asf(doc, pure, {"validate": True}, Report(format="asf"))
+    assert fast.getvalue() == pure.getvalue()
+
+
+# --------------------------------------------------------------------------- generated
+
+# Where encoders slip: escapes, the UTF-8 length boundaries, the top of the BMP next to
+# the supplementary planes (UTF-16 key order), DEL and the C1 controls (literal in JCS).
+_EDGES = [
+    "\x00",
+    "\x01",
+    "\x08",
+    "\t",
+    "\n",
+    "\x0b",
+    "\x0c",
+    "\r",
+    "\x1f",
+    " ",
+    '"',
+    "\\",
+    "/",
+    "\x7f",
+    "\x80",
+    "\x9f",
+    "é",
+    "\u07ff",
+    "\u0800",
+    "\u2028",
+    "\ud7ff",
+    "\ue000",
+    "\ufeff",
+    "\uffff",
+    "\U00010000",
+    "\U0001f600",
+    "\U0010ffff",
+    "a",
+    "z",
+]
+chars = st.one_of(st.sampled_from(_EDGES), st.characters(exclude_categories=["Cs"]))
+texts = st.text(alphabet=chars, max_size=12)
+keys = st.one_of(
+    texts,
+    st.text(alphabet=st.sampled_from(["a", "\ue000", "\uffff", "\U0001f600", "\U00010000", "é"]), max_size=4),
+)
+
+
+def _double(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+# Every exponent: doubles from random bit patterns (subnormals included), besides
+# hypothesis' own floats and whole numbers around the 2**53 and 1e21 boundaries.
+floats = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(min_value=0, max_value=2**64 - 1).map(_double).filter(math.isfinite),
+    st.integers(min_value=-(2**60), max_value=2**60).map(float),
+    st.sampled_from(
+        [1e21, 1e20, 999999999999999900000.0, 1e-6, 1e-7, 0.1, 5e-324, 1.7976931348623157e308, -0.0]
+    ),
+)
+numbers = st.one_of(st.integers(min_value=-(2**53), max_value=2**53), floats)
+scalars = st.one_of(st.none(), st.booleans(), numbers, texts)
+values = st.recursive(
+    scalars,
+    lambda c: st.one_of(
+        st.lists(c, max_size=5), st.lists(c, max_size=3).map(tuple), st.dictionaries(keys, c, max_size=6)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=1500)
+@given(values)
+def test_generated_values(value: Any) -> None:
+    fast = c_canonical(value)
+    assert fast is not None
+    assert fast == _reference(value)
+    assert fast == jcs.canonical_python(value)
+
+
+@settings(max_examples=1500)
+@given(floats)
+def test_numbers_match_ecmascript(x: float) -> None:
+    assert c_canonical(x) == jcs.number_text(x).encode() == rfc8785.dumps(x)
+
+
+def test_large_members_and_strings() -> None:
+    # Past the insertion sort (16 members) and the string chunk (4096 code points).
+    value = {f"k{i:03d}\U0001f600" if i % 7 == 0 else f"k{i:03d}\ue000": i for i in range(200)}
+    value["text"] = ("ab\x01\u20ac\U0001f600\n" * 3000)[:-1]
+    value["ascii"] = 'x"\\\t' * 5000
+    assert c_canonical(value) == _reference(value)
+
+
+def test_no_utf8_copy_is_cached() -> None:
+    # PyUnicode_AsUTF8 would attach a UTF-8 copy to each str for the rest of its life.
+    s = "".join(["é€😀 ", str(id(object()))])
+    before = sys.getsizeof(s)
+    c_canonical({s: [s]})
+    assert sys.getsizeof(s) == before
+
+
+# --------------------------------------------------------------------------- declined
+
+
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _List(list):  # type: ignore[type-arg]
+    pass
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+DECLINED: list[Any] = [
+    "\ud800",
+    "a\udfffb",
+    "\U0001f600\ud83d",  # a wide str with a lone surrogate
+    {"\ud83d": 1},
+    [1, {"a": ["\udc00"]}],
+    2**53 + 1,
+    -(2**53) - 1,
+    2**60,
+    2**64,
+    -(2**200),
+    10**400,
+    float("nan"),
+    math.inf,
+    -math.inf,
+    [1.0, math.nan],
+    {1: 2},
+    {None: 1},
+    {("a",): 1},
+    {"a": 1, 2: "b"},
+    _Str("x"),
+    _Int(3),
+    _Float(1.5),
+    _List([1]),
+    collections.OrderedDict(a=1),
+    {"a": _Str("b")},
+    b"bytes",
+    {1, 2},
+    object(),
+    _nested(300),
+]
+
+
+@pytest.mark.parametrize("value", DECLINED, ids=lambda v: type(v).__name__)
+def test_declined_values_go_to_python(value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert c_canonical(value) is None
+    try:
+        with_c: Any = jcs.canonical(value)
+    except Exception as exc:
+        with_c = (type(exc), str(exc))
+    monkeypatch.setattr(jcs, "_c_canonical", None)
+    try:
+        without: Any = jcs.canonical(value)
+    except Exception as exc:
+        without = (type(exc), str(exc))
+    assert with_c == without
+
+
+def test_depth_below_the_limit_is_handled() -> None:
+    value = _nested(200)
+    assert c_canonical(value) == _reference(value)
