@@ -181,6 +181,8 @@ class _Body:
         pending_heading: tuple[int, int] | None = None  # (level, line) of the heading being read
 
         def where(tok: Any) -> int:
+            if type(tok) is _Token and tok.section_line is not None:
+                return tok.section_line + offset  # a heading a sentinel stood for
             return line_of(tok.map[0]) + offset if tok.map else self.offset + 1
 
         for tok in tokens:
@@ -308,18 +310,17 @@ def _elisions_hold(tokens: list[Any], elided: Elided, skip: int = 0) -> bool:
     return fences.issuperset(elided.fences) and breaks.issuperset(elided.sentinels) and breaks.issuperset(elided.headings)
 
 
-def _with_headings(tokens: list[Any], headings: dict[int, str], skip: int) -> list[Any]:
-    """The tokens with each heading sentinel replaced by the tokens of its heading, made
-    by hand (:func:`_heading_tokens`) on the sentinel's line."""
+def _with_headings(tokens: list[Any], headings: dict[int, list[tuple[int, str]]], skip: int) -> list[Any]:
+    """The tokens with each sentinel that stands for headings followed by the tokens of
+    those headings, made by hand (:func:`_heading_tokens`), each knowing its line."""
     out: list[Any] = []
     for tok in tokens:
+        out.append(tok)
         if tok.type == "hr" and tok.level == 0 and tok.map and tok.map[0] + skip in headings:
-            made = _heading_tokens(headings[tok.map[0] + skip])
-            for t in made:
-                t.map = [tok.map[0], tok.map[1]]
-            out.extend(made)
-        else:
-            out.append(tok)
+            for section_line, text in headings[tok.map[0] + skip]:
+                for t in _heading_tokens(text):
+                    t.section_line = section_line
+                    out.append(t)
     return out
 
 
@@ -501,7 +502,7 @@ def _below_first_line(text: str) -> str:
 class _Token:
     """What the checks read of a token, for the tokens made here."""
 
-    __slots__ = ("children", "content", "level", "map", "tag", "type")
+    __slots__ = ("children", "content", "level", "map", "section_line", "tag", "type")
 
     def __init__(self, type: str, tag: str, level: int, content: str = "") -> None:
         self.type = type
@@ -510,6 +511,7 @@ class _Token:
         self.map = [0, 1]
         self.content = content
         self.children: list[Any] | None = None
+        self.section_line: int | None = None  # the line of the heading a sentinel stood for
 
 
 def _heading_tokens(text: str) -> list[Any]:

@@ -59,12 +59,12 @@ def _search(pair: _Lines, buf: str, pos: int, limit: int) -> tuple[re.Match[str]
 
 def _interesting(turn_level: int) -> _Lines:
     """A heading at or above the turn level, a fence opener at column 0, one of our
-    ``<details>`` / ``</details>`` lines, one of our tool-call lines, or a line that can
-    only be a paragraph's (it starts with a letter, or with ``*`` and a letter or ``*``),
-    holds no ``<`` or ``[`` and has a blank line after it."""
+    ``<details>`` / ``</details>`` lines, one of our tool-call lines, or the first line
+    of a block (after a blank line) that starts at column 0 with a character that opens
+    neither HTML nor a link (a candidate for :func:`_prose_block`)."""
     return _lines(
         rf"(?:(#{{1,{turn_level}}})(?:[ \t]|$)|(`{{3,}}|~{{3,}})([^\n]*)$|<(/?)details>$|(\*\*Tool call\*\* )"
-        r"|((?:[A-Za-z]|\*[A-Za-z*])[^\n<\[]*)(?=\n\n))"
+        r"|(?<=\n\n)([^\s<\[]))"
     )
 
 
@@ -113,6 +113,7 @@ class Splitter:
 
     def __init__(self, turn_level: int, min_chars: int = 0) -> None:
         self._interesting = _interesting(turn_level)
+        self._risky = _risky(turn_level)
         self.min_chars = min_chars  # no cut before a section is this long
         self.reset(0)
 
@@ -178,15 +179,23 @@ class Splitter:
                     continue  # not an opener: a backtick fence's info has no backtick
                 self.fence = (marker[0], len(marker))
                 self.content_start = m.end() + 1
-            elif kind == 6:  # a one-line paragraph
-                if line - 2 >= self.start and buf[line - 2] == "\n":
-                    _inert(regions, line, m.end() + 1)
+            elif kind == 6:  # the first line of a block, after a blank line
+                if line - 2 >= self.start:
+                    try:
+                        end = _prose_block(buf, line, limit, final, self._risky)
+                    except _More:
+                        self.pos = line
+                        return None
+                    if end:
+                        _inert(regions, line, end)
+                        pos = end
+                        continue
                 pos = m.end()
                 continue
             elif kind == 5:  # a tool-call line
                 if line - 2 >= self.start and buf[line - 2] == "\n":
                     try:
-                        end = _call_block(buf, line, limit, final)
+                        end = _call_block(buf, line, limit, final, self._risky)
                     except _More:
                         self.pos = line
                         return None
@@ -198,7 +207,7 @@ class Splitter:
                 self.depth = max(0, self.depth - 1)
             else:
                 try:
-                    end = _fenced_block(buf, line, limit, final)
+                    end = _fenced_block(buf, line, limit, final, self._risky)
                 except _More:
                     self.pos = line
                     return None
@@ -228,6 +237,52 @@ def _inert(regions: list[tuple[int, int, int]], start: int, end: int) -> None:
     regions.append((start, end, BLOCK))
 
 
+PROSE_CHARS = 1 << 16
+"""A block longer than this is left to the parser rather than waited for."""
+
+
+def _risky(turn_level: int) -> re.Pattern[str]:
+    """A line that could make a heading the checks count: an ATX heading at or above the
+    turn level, or a setext underline (either possibly indented, as inside a list)."""
+    return re.compile(rf"^[ \t]*(?:#{{1,{turn_level}}}(?:[ \t]|$)|(?:=+|-+)[ \t]*$)", re.MULTILINE)
+
+
+def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
+    """The end of the block at ``p`` (its first line, at column 0, after a blank line)
+    when it passes every check and leaves nothing open that the next line could
+    continue; else 0. That end is the start of the blank line after it.
+
+    Such a block holds no ``<`` (no HTML of any kind, no autolink) and no ``[`` (no link,
+    image or link reference definition), no run of three backticks or tildes (no fence)
+    and no line that :func:`_risky` finds (no heading the checks count, wherever the
+    block's containers put it). What it parses into (paragraphs, lists, block quotes,
+    code indented, headings below the turn level) is then read by no check. A blank
+    line ends any paragraph or block quote in it; a list can go on after a blank line,
+    but only with a line indented under it or a further item: so the line after the
+    blank line must start at column 0 with something other than white space, which
+    either starts another list item (at the same depth as a list that starts afresh)
+    or closes the list. The sentinel that stands for the block shows that no fence or
+    HTML block was open where it starts."""
+    end = buf.find("\n\n", p, limit)
+    if end < 0:
+        if not final and limit - p < PROSE_CHARS:
+            raise _More
+        return 0
+    end += 1
+    after = end + 1
+    if after >= limit:
+        if not final:
+            raise _More
+    elif buf[after] in " \t\n":
+        return 0
+    find = buf.find
+    if find("<", p, end) >= 0 or find("[", p, end) >= 0 or find("```", p, end) >= 0 or find("~~~", p, end) >= 0:
+        return 0
+    if risky.search(buf, p, end) is not None:
+        return 0
+    return end
+
+
 def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int, int]:
     """Start and end of the first line from ``pos`` (a line start) that could close a
     fence of ``length`` ``char``s under any reading: the character repeated at least
@@ -247,13 +302,14 @@ def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int
     return -1, -1
 
 
-def _fenced_block(buf: str, p: int, limit: int, final: bool) -> int:
+def _fenced_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
     """The end (after its newline) of the collapsed block at ``p`` when it is exactly
-    ours and holds fenced blocks only, each closed by a line holding the fence and
-    nothing else, and a blank line (or the end) follows it; else 0. Such a block parses
-    into an HTML block, fences and an HTML block, all at the top level, whatever comes
-    before it, as long as its first line opens an HTML block there (which the checker
-    verifies on the sentinel that replaces it)."""
+    ours and holds only fenced blocks, each closed by a line holding the fence and
+    nothing else, and blocks :func:`_prose_block` takes, each followed by a blank line,
+    and a blank line (or the end) follows it; else 0. Such a block parses into an HTML
+    block, fences, blocks no check reads and an HTML block, all at the top level,
+    whatever comes before it, as long as its first line opens an HTML block there
+    (which the checker verifies on the sentinel that replaces it)."""
 
     def need(end: int) -> None:
         if end > limit and not final:
@@ -271,22 +327,27 @@ def _fenced_block(buf: str, p: int, limit: int, final: bool) -> int:
         if f is None:
             if buf.find("\n", q, limit) < 0:
                 need(limit + 1)
-            return 0
-        marker = f.group(1)
-        if marker[0] == "`" and "`" in f.group(2):
-            return 0
-        line, end = _closer(buf, f.end(), limit, marker[0], len(marker))
-        if line < 0:
-            need(limit + 1)
-            return 0
-        if buf[line:end] != marker[0] * (end - line):
-            return 0  # a closing line with white space: left to the parser
-        q = end + 1
-        need(q + 1)
-        if buf.startswith("\n", q, limit):
-            q += 1
+                return 0
+            end = _prose_block(buf, q, limit, final, risky)
+            if not end:
+                return 0
+            q = end + 1
         else:
-            return 0
+            marker = f.group(1)
+            if marker[0] == "`" and "`" in f.group(2):
+                return 0
+            line, end = _closer(buf, f.end(), limit, marker[0], len(marker))
+            if line < 0:
+                need(limit + 1)
+                return 0
+            if buf[line:end] != marker[0] * (end - line):
+                return 0  # a closing line with white space: left to the parser
+            q = end + 1
+            need(q + 1)
+            if buf.startswith("\n", q, limit):
+                q += 1
+            else:
+                return 0
         need(q + len(_DETAILS_END) + 1)
         if buf.startswith(_DETAILS_END, q, limit):
             end = q + len(_DETAILS_END)
@@ -295,7 +356,7 @@ def _fenced_block(buf: str, p: int, limit: int, final: bool) -> int:
             return 0
 
 
-def _call_block(buf: str, p: int, limit: int, final: bool) -> int:
+def _call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
     """The end of the tool call at ``p`` (a line after a blank line) when it is exactly
     ours: its line holds no ``<`` or ``[``, then come fenced blocks, each closed by a
     line holding the fence and nothing else and followed by a blank line, then a result
@@ -342,7 +403,7 @@ def _call_block(buf: str, p: int, limit: int, final: bool) -> int:
     if not buf.startswith("<details>\n", q, limit):
         need(q + len("<details>\n") + 1)
         return 0
-    return _fenced_block(buf, q, limit, final)
+    return _fenced_block(buf, q, limit, final, risky)
 
 
 @dataclass(slots=True)
@@ -354,7 +415,8 @@ class Elided:
     removed: list[int]  # lines left out up to that point
     fences: list[int]  # elided line index of each shortened fence's opening line
     sentinels: set[int]  # elided line index of each sentinel
-    headings: dict[int, str] = field(default_factory=dict)  # elided line index -> heading line
+    # elided line index of a sentinel -> the headings it stands for: (section line, heading line)
+    headings: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
 
     def line(self, index: int) -> int:
         """The section line of elided line ``index``."""
@@ -367,34 +429,54 @@ def whole(buf: str, section: Section) -> Elided:
 
 
 def elide(buf: str, section: Section) -> Elided:
+    """The section's text with its regions left out. Blocks and headings one blank line
+    apart share one sentinel: each leaves the top level as it found it, clean after the
+    blank line that follows (a heading is one line, which nothing but an open fence or
+    HTML block swallows, and the sentinel shows there is none where the run starts);
+    the checker makes the tokens of the headings a sentinel stands for by hand."""
     pieces: list[str] = []
     anchors: list[int] = []
     removed: list[int] = []
     fences: list[int] = []
     sentinels: set[int] = set()
-    headings: dict[int, str] = {}
+    headings: dict[int, list[tuple[int, str]]] = {}
     prev = section.start
-    line = 0
-    total = 0
+    line = 0  # elided line index at prev
+    total = 0  # lines left out before prev
+    run_end = -1  # where a block or heading run could go on (the line after its blank line)
     count = buf.count
     for start, end, kind in section.regions:
         if start < section.start or end > section.end:
             continue
+        if kind != FENCE_CONTENT and start == run_end:
+            # Joins the run: its text (and the blank line before it) leaves with it.
+            n = count("\n", prev, end)
+            if kind == HEADING:
+                headings.setdefault(line - 1, []).append((line + total + n, buf[start:end]))
+                end += 1  # its newline
+                n += 1
+            total += n
+            anchors.append(line)
+            removed.append(total)
+            prev = end
+            run_end = end + 1
+            continue
         pieces.append(buf[prev:start])
         line += count("\n", prev, start)
-        if kind == HEADING:
-            pieces.append(HEADING_SENTINEL)
-            headings[line] = buf[start:end]
-            prev = end
-            continue  # one line for one line: no line moves
-        if kind == BLOCK:
-            pieces.append(SENTINEL)
-            sentinels.add(line)
-            total += count("\n", start, end) - 1
-            line += 1
-        else:
+        if kind == FENCE_CONTENT:
             fences.append(line - 1)
             total += count("\n", start, end)
+            run_end = -1
+        else:
+            pieces.append(SENTINEL)
+            sentinels.add(line)
+            if kind == HEADING:
+                headings[line] = [(line + total, buf[start:end])]
+                end += 1  # one line for one line
+            else:
+                total += count("\n", start, end) - 1
+            line += 1
+            run_end = end + 1
         anchors.append(line)
         removed.append(total)
         prev = end
