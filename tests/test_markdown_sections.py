@@ -285,3 +285,96 @@ def test_sentinels_that_do_not_hold_send_the_section_to_the_parser_whole() -> No
     problems = stream.close()
     assert stream.reparsed >= 1
     assert problems and problems == checker.check_whole(bad.encode("utf-8"))
+
+
+def _prose_mutations(text: str) -> dict[str, tuple[str, bool | None]]:
+    """Outputs broken in and around a prose block the splitter leaves out (a list item
+    after a blank line): name -> (text, whether it must be rejected; None: either)."""
+    item = "\n\n- first\n- second\n  continued\n\n"
+    starts = _turn_starts(text)
+    at = text.index("\n", starts[len(starts) // 2]) + 1  # below a turn heading
+    head, tail = text[:at], text[at:]
+    turn = re.match(r"#{2,3} (\d+)\. ", text[starts[len(starts) // 2] :])
+    assert turn is not None
+    wrong = f"## {int(turn.group(1)) + 5}. Out of sequence\n\n"
+    return {
+        "a list left out": (head + item + tail.lstrip("\n"), False),
+        "inline HTML in a list": (head + item.replace("second", "second <b>x</b>") + tail.lstrip("\n"), True),
+        "javascript link in a list": (head + item.replace("second", "[x](javascript:y)") + tail.lstrip("\n"), True),
+        "setext title in a paragraph": (head + "\n\nWords\n===\n\n" + tail.lstrip("\n"), True),
+        "setext heading in a list": (head + item.replace("continued", "continued\n  ---") + tail.lstrip("\n"), None),
+        "counted heading in a paragraph": (head + "\n\nWords\n## 1. Again\n\n" + tail.lstrip("\n"), True),
+        "indented heading in a paragraph": (head + "\n\nWords\n   # Title\n\n" + tail.lstrip("\n"), True),
+        "deeper heading in a paragraph": (head + "\n\nWords\n#### Deeper\n\n" + tail.lstrip("\n"), False),
+        "fence opened in a paragraph": (head + "\n\nWords\n```\n\n" + tail.lstrip("\n"), None),
+        "list continued by an indented block": (head + item + "  <div>x</div>\n\n" + tail.lstrip("\n"), True),
+        "list continued after two blank lines": (head + item + "\n  <div>x</div>\n\n" + tail.lstrip("\n"), True),
+        "quote then a plain line": (head + "\n\n> quoted\nlazy\n\n" + tail.lstrip("\n"), False),
+        "turn heading out of sequence between prose": (head + "\n\nWords\n\n" + wrong + "More words\n\n" + tail.lstrip("\n"), True),
+        "thinking holding HTML": (
+            head + "\n\n<details>\n<summary>Thinking</summary>\n\nWords <i>x</i>\n\n</details>\n\n" + tail.lstrip("\n"),
+            True,
+        ),
+        "thinking left open": (head + "\n\n<details>\n<summary>Thinking</summary>\n\nWords\n\n" + tail.lstrip("\n"), True),
+    }
+
+
+PROSE = [p for p in SOURCES if p.stem in ("basic", "markdown-hostile", "badlogic__pi-mono__session")]
+
+
+@pytest.mark.parametrize("path", PROSE, ids=[p.stem for p in PROSE])
+def test_prose_left_out_gives_the_same_verdict(path: Path) -> None:
+    """Prose blocks (lists, paragraphs, quotes) that hold nothing a check reads are left
+    out, with the headings between them; on outputs broken in and around such blocks the
+    verdict, line numbers included, is the whole-document one at every section size."""
+    text = convert(path, images="omit")
+    if len(_turn_starts(text)) < 3:
+        pytest.skip("too few turns to cut")
+    cases = {"as written": (text, False), **_prose_mutations(text)}
+    left_out = 0
+    for name, (bad, rejected) in cases.items():
+        whole = checker.check_whole(bad.encode("utf-8"))
+        if rejected is not None:
+            assert bool(whole) == rejected, (name, whole[:3])
+        for section in (0, 2048, checker.SECTION_CHARS):
+            stream = checker.Stream(section=section)
+            stream.feed(bad)
+            problems = stream.close()
+            if stream.incomplete:
+                continue
+            assert problems == whole, (name, section, problems[:3], whole[:3])
+        assert checker.check(bad.encode("utf-8")) == whole, name
+        if name == "a list left out":
+            body = bad[bad.index("\n---\n") + 5 :]
+            at = body.index("- first")
+            left_out = sum(1 for a, b, k in _sections_regions(body, bad) if k == 1 and a <= at < b)
+    assert left_out == 1  # the list really was left out
+
+
+def _sections_regions(body: str, text: str) -> list[tuple[int, int, int]]:
+    splitter = Splitter(3 if 'layout: "tree"' in text else 2, checker.SECTION_CHARS)
+    regions: list[tuple[int, int, int]] = []
+    while True:
+        part = splitter.next(body, True)
+        assert part is not None
+        regions.extend(part.regions)
+        if part.end == len(body):
+            return regions
+        splitter.reset(part.end)
+
+
+def test_headings_a_sentinel_stands_for_keep_their_lines() -> None:
+    """Turn headings between blocks left out share their sentinel; a problem with one of
+    them names its own line."""
+    path = next(p for p in SOURCES if p.stem == "basic")
+    text = convert(path, images="omit")
+    starts = _turn_starts(text)
+    at = starts[2]
+    bad = text[:at] + "Words\n\n## 77. Stray\n\nMore words\n\n" + text[at:]
+    whole = checker.check_whole(bad.encode("utf-8"))
+    stray_line = bad[:at].count("\n") + 3
+    assert any(p.startswith(f"line {stray_line}: turn heading out of sequence") for p in whole), whole[:3]
+    body = bad[bad.index("\n---\n") + 5 :]
+    elided = elide(body, Splitter(2, len(body) + 1).next(body, True))  # one section: no cut
+    assert any(len(v) > 1 for v in elided.headings.values())  # several headings behind one sentinel
+    assert checker.check(bad.encode("utf-8")) == whole
