@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* orjson refuses beyond 255 levels; anything near that is no session's. */
@@ -112,14 +113,43 @@ escape_at(char *p, unsigned char c)
     return 6;
 }
 
+/* The high bit of each byte of an ASCII word that needs escaping: below 0x20, '"' or
+ * '\\'. Each byte is lifted to >= 0x80 before subtracting, so no borrow crosses bytes
+ * and the mask is exact per byte. */
+#define ONES ((uint64_t)0x0101010101010101ULL)
+#define HIGHS ((uint64_t)0x8080808080808080ULL)
+static inline uint64_t
+escape_mask(uint64_t w)
+{
+    uint64_t quote = w ^ (ONES * '"'), backslash = w ^ (ONES * '\\');
+    return ~(((w | HIGHS) - ONES * 0x20) & ((quote | HIGHS) - ONES) & ((backslash | HIGHS) - ONES)) & HIGHS;
+}
+
 static int
 write_ascii(Buffer *b, const unsigned char *s, Py_ssize_t n)
 {
     Py_ssize_t i = 0;
     while (i < n) {
         Py_ssize_t start = i;
-        while (i < n && ESCAPE[s[i]] == 0)
-            i++;
+        /* Eight bytes at a time up to the next byte that needs escaping. */
+        for (;;) {
+            if (i + 8 <= n) {
+                uint64_t w;
+                memcpy(&w, s + i, 8);
+                uint64_t m = escape_mask(w);
+                if (m == 0) {
+                    i += 8;
+                    continue;
+                }
+#if PY_LITTLE_ENDIAN
+                i += __builtin_ctzll(m) >> 3;
+                break;
+#endif
+            }
+            while (i < n && ESCAPE[s[i]] == 0)
+                i++;
+            break;
+        }
         if (i > start && put(b, (const char *)s + start, i - start) != OK)
             return FAILED;
         if (i < n) {
@@ -132,45 +162,50 @@ write_ascii(Buffer *b, const unsigned char *s, Py_ssize_t n)
     return OK;
 }
 
-/* Any kind: UTF-8 by hand; a surrogate (necessarily lone in a str) is UNHANDLED. */
-static int
-write_wide(Buffer *b, int kind, const void *data, Py_ssize_t n)
-{
-    for (Py_ssize_t at = 0; at < n; at += CHUNK) {
-        Py_ssize_t end = n - at < CHUNK ? n : at + CHUNK;
-        if (reserve(b, (end - at) * 6) != OK)
-            return FAILED;
-        char *p = b->data + b->len;
-        for (Py_ssize_t i = at; i < end; i++) {
-            Py_UCS4 c = PyUnicode_READ(kind, data, i);
-            if (c < 0x80) {
-                if (ESCAPE[c])
-                    p += escape_at(p, (unsigned char)c);
-                else
-                    *p++ = (char)c;
-            }
-            else if (c < 0x800) {
-                *p++ = (char)(0xC0 | (c >> 6));
-                *p++ = (char)(0x80 | (c & 0x3F));
-            }
-            else if (c < 0x10000) {
-                if (c >= 0xD800 && c <= 0xDFFF)
-                    return UNHANDLED;
-                *p++ = (char)(0xE0 | (c >> 12));
-                *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
-                *p++ = (char)(0x80 | (c & 0x3F));
-            }
-            else {
-                *p++ = (char)(0xF0 | (c >> 18));
-                *p++ = (char)(0x80 | ((c >> 12) & 0x3F));
-                *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
-                *p++ = (char)(0x80 | (c & 0x3F));
-            }
-        }
-        b->len = p - b->data;
+/* UTF-8 by hand, one loop per string kind; a surrogate (necessarily lone in a str) is
+ * UNHANDLED. */
+#define WRITE_WIDE(NAME, TYPE)                                                  \
+    static int NAME(Buffer *b, const TYPE *s, Py_ssize_t n)                     \
+    {                                                                           \
+        for (Py_ssize_t at = 0; at < n; at += CHUNK) {                          \
+            Py_ssize_t end = n - at < CHUNK ? n : at + CHUNK;                   \
+            if (reserve(b, (end - at) * 6) != OK)                               \
+                return FAILED;                                                  \
+            char *p = b->data + b->len;                                         \
+            for (Py_ssize_t i = at; i < end; i++) {                             \
+                Py_UCS4 c = s[i];                                               \
+                if (c < 0x80) {                                                 \
+                    if (ESCAPE[c])                                              \
+                        p += escape_at(p, (unsigned char)c);                    \
+                    else                                                        \
+                        *p++ = (char)c;                                         \
+                }                                                               \
+                else if (c < 0x800) {                                           \
+                    *p++ = (char)(0xC0 | (c >> 6));                             \
+                    *p++ = (char)(0x80 | (c & 0x3F));                           \
+                }                                                               \
+                else if (c < 0x10000) {                                         \
+                    if (c >= 0xD800 && c <= 0xDFFF)                             \
+                        return UNHANDLED;                                       \
+                    *p++ = (char)(0xE0 | (c >> 12));                            \
+                    *p++ = (char)(0x80 | ((c >> 6) & 0x3F));                    \
+                    *p++ = (char)(0x80 | (c & 0x3F));                           \
+                }                                                               \
+                else {                                                          \
+                    *p++ = (char)(0xF0 | (c >> 18));                            \
+                    *p++ = (char)(0x80 | ((c >> 12) & 0x3F));                   \
+                    *p++ = (char)(0x80 | ((c >> 6) & 0x3F));                    \
+                    *p++ = (char)(0x80 | (c & 0x3F));                           \
+                }                                                               \
+            }                                                                   \
+            b->len = p - b->data;                                               \
+        }                                                                       \
+        return OK;                                                              \
     }
-    return OK;
-}
+
+WRITE_WIDE(write_ucs1, Py_UCS1)
+WRITE_WIDE(write_ucs2, Py_UCS2)
+WRITE_WIDE(write_ucs4, Py_UCS4)
 
 static int
 write_string(Buffer *b, PyObject *s)
@@ -181,8 +216,12 @@ write_string(Buffer *b, PyObject *s)
     int rc;
     if (PyUnicode_IS_ASCII(s))
         rc = write_ascii(b, PyUnicode_1BYTE_DATA(s), n);
+    else if (PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND)
+        rc = write_ucs1(b, PyUnicode_1BYTE_DATA(s), n);
+    else if (PyUnicode_KIND(s) == PyUnicode_2BYTE_KIND)
+        rc = write_ucs2(b, PyUnicode_2BYTE_DATA(s), n);
     else
-        rc = write_wide(b, PyUnicode_KIND(s), PyUnicode_DATA(s), n);
+        rc = write_ucs4(b, PyUnicode_4BYTE_DATA(s), n);
     if (rc != OK)
         return rc;
     return put(b, "\"", 1);
