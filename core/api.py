@@ -106,6 +106,7 @@ def convert(
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else None
     opts.setdefault("output_path", target)
     opts["validate"] = validate
+    opts.setdefault("jobs", 1)
     report = new_report(converter, doc)
     directory = os.path.dirname(os.path.abspath(target)) if target is not None else None
     if directory is not None:

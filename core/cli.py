@@ -55,7 +55,15 @@ def _main_parser() -> _Parser:
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
     p.add_argument("--version", action="version", version=f"piconv {__version__}")
     bulk = p.add_argument_group("directory input")
-    bulk.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: the number of cores)")
+    bulk.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        metavar="N",
+        help="processes to use (default: the cores this process may use): for a directory, the worker "
+        "processes; for one session, 2 or more let a format check a large output on a second core as it "
+        "is written, 1 keeps everything in this process",
+    )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
     bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address")
@@ -173,6 +181,7 @@ def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str
     converter = registry.get(ns.to[0])
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
+    options["jobs"] = ns.jobs if ns.jobs is not None else _usable_cores()
     doc = load(ns.input, recover_glued=ns.recover_glued)
     if _KEEP_ALIVE is not None:
         _KEEP_ALIVE.append(doc)
@@ -192,6 +201,13 @@ def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str
     if not ns.quiet:
         print(f"piconv: {report.summary()}", file=sys.stderr)
     return 0
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # what this process may use, not what the box has
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def _help_format(registry: Any, name: str) -> int:

@@ -217,7 +217,13 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
 
     start = _tell(out)
     kept: list[str] | None = None if start is not None else []
-    stream = Stream(section=SECTION_CHARS)
+    stream: Any
+    if options.get("jobs", 1) >= 2:
+        from .pipe import ParallelStream
+
+        stream = ParallelStream()  # on a second core once the output is large
+    else:
+        stream = Stream(section=SECTION_CHARS)
 
     def sink(text: str) -> None:
         stream.feed(text)

@@ -1,0 +1,145 @@
+"""The checker on a second core: a child process reads the output as it is written.
+
+The checker costs about as much as writing (docs/performance.md, section "Markdown"). When
+the conversion may use two processes (``options["jobs"]`` >= 2, which the command line
+sets to the cores it may use) and the output grows past :data:`START_CHARS`, the pieces go
+through a pipe to a forked child that runs the same :class:`~.checker.Stream` on them,
+while this process goes on writing. The verdict is the same by construction: the child
+reads the same text in the same order with the same code. Smaller outputs, platforms
+without ``fork`` and any failure of the child (it dies, the pipe breaks) fall back to the
+in-process stream or to the whole check, never to no check.
+
+``fork`` is safe here: the document is frozen out of the cyclic collector's sight (see
+``piconv.load``), so the child does not touch, and so does not copy, the parent's pages;
+it reads only what comes through the pipe and leaves by ``os._exit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import sys
+from typing import Any
+
+from .checker import SECTION_CHARS, Stream
+
+START_CHARS = 4 << 20
+"""Outputs shorter than this are checked in this process: a child costs ~10 ms to start
+and saves nothing on a small output."""
+
+
+def fork_available() -> bool:
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _serve(conn: Any, parent_end: Any) -> None:
+    """The child: feeds what arrives to a stream until an empty message, then sends
+    ``(problems, incomplete)``."""
+    parent_end.close()  # so that the pipe ends (EOFError) if the parent dies
+    stream = Stream(section=SECTION_CHARS)
+    try:
+        while True:
+            data = conn.recv_bytes()
+            if not data:
+                break
+            stream.feed(data.decode("utf-8"))
+        conn.send((stream.close(), stream.incomplete))
+    except BaseException as exc:  # any failure is "no verdict": the parent checks itself
+        with contextlib.suppress(Exception):
+            conn.send(("failed", repr(exc)))
+    finally:
+        conn.close()
+        os._exit(0)  # no atexit handlers, no flushing of the parent's inherited buffers
+
+
+class ParallelStream:
+    """:class:`~.checker.Stream`'s interface (``feed``, ``close``, ``incomplete``) with
+    the work done in a child process once the output is large enough."""
+
+    def __init__(self, start_chars: int | None = None) -> None:
+        self.start_chars = START_CHARS if start_chars is None else start_chars
+        self.held: list[str] = []  # pieces before the decision
+        self.held_chars = 0
+        self.local: Stream | None = None
+        self.process: Any = None
+        self.conn: Any = None
+        self.incomplete = False
+        self.used_child = False  # for tests and the report of the benchmark
+
+    def feed(self, text: str) -> None:
+        if self.conn is not None:
+            self._send(text)
+            return
+        if self.local is not None:
+            self.local.feed(text)
+            return
+        self.held.append(text)
+        self.held_chars += len(text)
+        if self.held_chars >= self.start_chars:
+            held, self.held = self.held, []
+            if self._start():
+                for piece in held:
+                    self._send(piece)
+            else:
+                self._go_local(held)
+
+    def _start(self) -> bool:
+        if not fork_available():
+            return False
+        ctx = multiprocessing.get_context("fork")
+        parent_end, child_end = ctx.Pipe(duplex=True)
+        try:
+            process = ctx.Process(target=_serve, args=(child_end, parent_end), daemon=True)
+            process.start()
+        except OSError:
+            return False
+        finally:
+            child_end.close()
+        self.process, self.conn, self.used_child = process, parent_end, True
+        return True
+
+    def _go_local(self, held: list[str]) -> None:
+        self.local = Stream(section=SECTION_CHARS)
+        for piece in held:
+            self.local.feed(piece)
+
+    def _send(self, text: str) -> None:
+        try:
+            self.conn.send_bytes(text.encode("utf-8"))
+        except OSError:  # the child is gone: the caller checks the whole output instead
+            self._stop()
+            self.incomplete = True
+
+    def _stop(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        if self.process is not None:
+            self.process.join(5)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join()
+            self.process = None
+
+    def close(self) -> list[str]:
+        if self.incomplete:
+            return []
+        if self.conn is None and self.local is None:
+            self._go_local(self.held)
+            self.held = []
+        if self.local is not None:
+            problems = self.local.close()
+            self.incomplete = self.local.incomplete
+            return problems
+        try:
+            self.conn.send_bytes(b"")
+            answer = self.conn.recv()
+        except (OSError, EOFError):
+            answer = None
+        self._stop()
+        if not (type(answer) is tuple and len(answer) == 2 and type(answer[0]) is list):
+            self.incomplete = True  # no verdict from the child: the whole check decides
+            return []
+        problems, self.incomplete = answer
+        return problems
