@@ -17,6 +17,7 @@ CONVERTER_MAY_IMPORT = {
     "piconv.validation",
     "piconv.hookspecs",
     "piconv.errors",
+    "piconv.schemacheck",
 }
 
 

@@ -141,8 +141,8 @@ def _validators() -> tuple[Any, dict[str, Any]]:
 
 @functools.lru_cache(maxsize=1)
 def _predicates() -> tuple[Any, dict[str, Any]]:
-    """Yes/no validators (see :mod:`.fastcheck`) shaped like :func:`_validators`."""
-    from .fastcheck import compile_schema
+    """Yes/no validators (see :mod:`piconv.schemacheck`) shaped like :func:`_validators`."""
+    from piconv.schemacheck import compile_schema
 
     schema, by_role = _role_schemas()
     return compile_schema(schema), {role: compile_schema(sub) for role, sub in by_role.items()}
