@@ -1,25 +1,56 @@
-"""A yes/no validator compiled from the request schema, for the common case: a valid output.
+"""A yes/no validator compiled from a JSON Schema, for the common case: a valid output.
 
 jsonschema is the validator of record: it says *what* is wrong. But importing it costs
-more than converting a 1 MB session, and most outputs are valid. The generated schema
-uses a small, closed set of keywords (the ones pydantic emits for the SDK's TypedDicts);
-this module compiles exactly those into nested closures that answer "valid?" only. A
-``False`` sends the output to jsonschema for the messages; a keyword outside the set makes
-:func:`compile_schema` refuse the schema (:class:`UnsupportedSchema`), so a regenerated
-schema can never be checked more loosely than jsonschema would check it. The tests run
-both on every output and on mutated outputs and require the same verdict.
+about 0.1 s, more than converting a 1 MB session, and most outputs are valid. This module
+compiles a small, closed set of keywords into nested closures that answer "valid?" only,
+with the verdict jsonschema gives under draft 2020-12. A ``False`` sends the value to
+jsonschema for the messages; a keyword outside the set makes :func:`compile_schema` refuse
+the whole schema (:class:`UnsupportedSchema`), so a schema that grows a keyword can never
+be checked more loosely than jsonschema would check it. Converters that use it test both
+validators on their outputs and on mutated outputs and require the same verdict.
+
+Known keywords: ``type``, ``properties``, ``required``, ``additionalProperties``,
+``anyOf``, ``const``, ``enum``, ``items``, ``$ref`` (to ``#/$defs/...``), ``minLength``,
+``minimum``, ``uniqueItems``, ``if``/``then``/``else`` and ``not``; annotations are
+ignored.
+
+``uniqueItems`` compares items by JSON equality, except in one corner where jsonschema
+does not: it sorts the items with Python's ordering, in which a nested ``true`` equals
+``1``, and compares neighbours, so it misses the duplicate in ``[[1], [true], [1]]``. That
+verdict is copied, not corrected: under ``not`` or in an ``if``, a stricter answer would
+become a looser one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
+from itertools import pairwise
 from typing import Any
 
 Predicate = Callable[[Any], bool]
 
 # Keywords that only annotate: they never change a verdict.
 _ANNOTATIONS = frozenset(("title", "description", "$schema", "$id", "$defs", "default", "examples"))
-_KNOWN = frozenset(("type", "properties", "required", "additionalProperties", "anyOf", "const", "enum", "items", "$ref"))
+_KNOWN = frozenset(
+    (
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "anyOf",
+        "const",
+        "enum",
+        "items",
+        "$ref",
+        "minLength",
+        "minimum",
+        "uniqueItems",
+        "if",
+        "then",
+        "else",
+        "not",
+    )
+)
 
 
 class UnsupportedSchema(ValueError):
@@ -60,6 +91,72 @@ def _json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _json_key(value: Any) -> Hashable:
+    """A hashable stand-in equal for two values exactly when :func:`_json_equal` holds, so
+    duplicates are found in one pass even among lists and objects. The tags keep ``true``
+    apart from ``1``; numbers share one tag because Python's ``1 == 1.0`` (and equal hash)
+    is JSON's."""
+    t = type(value)
+    if t is bool:
+        return ("b", value)
+    if t is int or t is float:
+        return ("n", value)
+    if t is str:
+        return ("s", value)
+    if t is list:
+        return ("l", tuple(_json_key(v) for v in value))
+    if t is dict:
+        return ("o", frozenset((k, _json_key(v)) for k, v in value.items()))
+    if value is None:
+        return ("z",)
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def _unique(value: Any) -> bool:
+    if type(value) is not list:
+        return True
+    if all(type(v) is str for v in value):  # the common case needs no tagging
+        return len(set(value)) == len(value)
+    try:
+        if len({_json_key(v) for v in value}) == len(value):
+            return True
+    except TypeError:
+        pass  # not JSON (a tuple, say): no key for it, so jsonschema's way decides
+    # jsonschema never finds a duplicate that JSON equality does not, but it can miss one
+    # (see the module's docstring), so a duplicate is confirmed its way.
+    return _unique_as_jsonschema(value)
+
+
+_TRUE, _FALSE = object(), object()
+
+
+def _unbool(value: Any) -> Any:
+    return _TRUE if value is True else _FALSE if value is False else value
+
+
+def _unique_as_jsonschema(value: list[Any]) -> bool:
+    """jsonschema's ``uniq``, step for step: sort (top-level booleans replaced by sentinels so
+    they neither sort nor compare as numbers) and compare neighbours; if the items do not
+    sort, compare every pair."""
+    try:
+        ordered = sorted(_unbool(v) for v in value)
+        return not any(_json_equal(a, b) for a, b in pairwise(ordered))
+    except (NotImplementedError, TypeError):
+        seen: list[Any] = []
+        for item in map(_unbool, value):
+            if any(_json_equal(s, item) for s in seen):
+                return False
+            seen.append(item)
+        return True
+
+
+def _number(node: Mapping[str, Any], keyword: str) -> int | float:
+    bound = node[keyword]
+    if type(bound) not in (int, float):
+        raise UnsupportedSchema(f"{keyword} must be a number, not {bound!r}")
+    return bound
+
+
 def compile_schema(schema: Mapping[str, Any]) -> Predicate:
     """``valid(value) -> bool`` for ``schema`` (its ``$defs`` resolve ``#/$defs/...`` refs)."""
     defs: Mapping[str, Any] = schema.get("$defs", {})
@@ -97,12 +194,32 @@ def compile_schema(schema: Mapping[str, Any]) -> Predicate:
             checks.append(lambda value, c=node["const"]: _json_equal(value, c))
         if "enum" in node:
             checks.append(lambda value, options=tuple(node["enum"]): any(_json_equal(value, o) for o in options))
+        if "minLength" in node:
+            least = node["minLength"]
+            if type(least) is not int or least < 0:
+                raise UnsupportedSchema(f"minLength must be a non-negative integer, not {least!r}")
+            # len() counts code points, as jsonschema does (JSON Schema counts characters).
+            checks.append(lambda value: type(value) is not str or len(value) >= least)
+        if "minimum" in node:
+            low = _number(node, "minimum")
+            checks.append(lambda value: (type(value) is not int and type(value) is not float) or value >= low)
         if "anyOf" in node:
             options = tuple(build(sub) for sub in node["anyOf"])
             checks.append(lambda value: any(p(value) for p in options))
+        if "not" in node:
+            negated = build(node["not"])
+            checks.append(lambda value: not negated(value))
+        if "if" in node:
+            # then/else without if are ignored by jsonschema, so they are here too.
+            checks.append(_conditional(node, build))
         if "items" in node:
             item = build(node["items"])
             checks.append(lambda value: type(value) is not list or all(item(v) for v in value))
+        if "uniqueItems" in node:
+            if type(node["uniqueItems"]) is not bool:
+                raise UnsupportedSchema(f"uniqueItems must be a boolean, not {node['uniqueItems']!r}")
+            if node["uniqueItems"]:
+                checks.append(_unique)
         if {"properties", "required", "additionalProperties"} & set(node):
             checks.append(_object(node, build))
         if not checks:
@@ -113,6 +230,13 @@ def compile_schema(schema: Mapping[str, Any]) -> Predicate:
         return lambda value: all(c(value) for c in all_checks)
 
     return build(schema)
+
+
+def _conditional(node: Mapping[str, Any], build: Callable[[Any], Predicate]) -> Predicate:
+    condition = build(node["if"])
+    then = build(node.get("then", True))
+    otherwise = build(node.get("else", True))
+    return lambda value: then(value) if condition(value) else otherwise(value)
 
 
 def _object(node: Mapping[str, Any], build: Callable[[Any], Predicate]) -> Predicate:
