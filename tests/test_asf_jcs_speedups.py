@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import piconv
 import pytest
 import rfc8785
@@ -33,6 +34,10 @@ try:
     from piconv.converters.asf import _jcs
 except ImportError:  # every test below then fails, naming the cause
     _jcs = None
+
+
+class _Str(str):
+    pass
 
 
 def c_canonical(value: Any) -> bytes | None:
@@ -98,6 +103,50 @@ def test_the_output_is_the_same_without_it(path: Path, monkeypatch: pytest.Monke
     pure = io.BytesIO()
     write_asf(doc, pure, {"validate": True}, Report(format="asf"))
     assert fast.getvalue() == pure.getvalue()
+
+
+@pytest.mark.parametrize("parent", [None, "sha256:" + "ab" * 32])
+@pytest.mark.parametrize("body", [{}, {"legacy_id": "x"}, {"b": [1.5, "é\n"], "a": {"z": None, "y": True}}])
+def test_entry_line_is_the_envelope_then_the_body(parent: str | None, body: dict[str, Any]) -> None:
+    assert _jcs is not None
+    data = jcs.canonical(body)
+    line = _jcs.entry_line("item", "sha256:" + "cd" * 32, parent, "2026-01-01T00:00:00.5Z", data)
+    assert line is not None and line.endswith(b"}\n") and line.count(b"\n") == 1
+    value = orjson.loads(line)
+    assert list(value)[:4] == ["type", "id", "parent", "ts"]
+    assert value == {
+        "type": "item",
+        "id": "sha256:" + "cd" * 32,
+        "parent": parent,
+        "ts": "2026-01-01T00:00:00.5Z",
+        **body,
+    }
+    parent_json = b"null" if parent is None else b'"' + parent.encode() + b'"'
+    head = (
+        b'{"type":"item","id":"sha256:'
+        + b"cd" * 32
+        + b'","parent":'
+        + parent_json
+        + b',"ts":"2026-01-01T00:00:00.5Z"'
+    )
+    assert line == head + (b"," + data[1:] if body else b"}") + b"\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (1, "id", None, "ts", b"{}"),
+        ("item", "id", 5, "ts", b"{}"),
+        ("item", "id", None, _Str("ts"), b"{}"),
+        ("item", "\ud800", None, "ts", b"{}"),
+        ("item", "id", None, "ts", b"[]"),
+        ("item", "id", None, "ts", b"{"),
+        ("item", "id", None, "ts", "{}"),
+    ],
+)
+def test_entry_line_declines(args: tuple[Any, ...]) -> None:
+    assert _jcs is not None
+    assert _jcs.entry_line(*args) is None
 
 
 # --------------------------------------------------------------------------- generated
@@ -200,10 +249,6 @@ def test_no_utf8_copy_is_cached() -> None:
 
 
 # --------------------------------------------------------------------------- declined
-
-
-class _Str(str):
-    pass
 
 
 class _Int(int):

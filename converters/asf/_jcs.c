@@ -512,10 +512,70 @@ canonical(PyObject *Py_UNUSED(module), PyObject *value)
     return out;
 }
 
+/* entry_line(type, id, parent, ts, body) -> bytes | None: an ASF entry line, the
+ * envelope members first then those of ``body`` (the canonical bytes of an object), and a
+ * newline. None when an envelope member is not an exact str (parent: or None) or holds a
+ * lone surrogate, or ``body`` is no bytes spelling an object. */
+static PyObject *
+entry_line(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "entry_line() takes 5 arguments");
+        return NULL;
+    }
+    PyObject *type = args[0], *id = args[1], *parent = args[2], *ts = args[3], *body = args[4];
+    if (!PyUnicode_CheckExact(type) || !PyUnicode_CheckExact(id) || !PyUnicode_CheckExact(ts)
+        || !(parent == Py_None || PyUnicode_CheckExact(parent)) || !PyBytes_CheckExact(body))
+        Py_RETURN_NONE;
+    const char *data = PyBytes_AS_STRING(body);
+    Py_ssize_t n = PyBytes_GET_SIZE(body);
+    if (n < 2 || data[0] != '{' || data[n - 1] != '}')
+        Py_RETURN_NONE;
+    Buffer *b = &shared_buf;
+    b->len = 0;
+    int rc = put(b, "{\"type\":", 8);
+    if (rc == OK)
+        rc = write_string(b, type);
+    if (rc == OK)
+        rc = put(b, ",\"id\":", 6);
+    if (rc == OK)
+        rc = write_string(b, id);
+    if (rc == OK)
+        rc = put(b, ",\"parent\":", 10);
+    if (rc == OK)
+        rc = parent == Py_None ? put(b, "null", 4) : write_string(b, parent);
+    if (rc == OK)
+        rc = put(b, ",\"ts\":", 6);
+    if (rc == OK)
+        rc = write_string(b, ts);
+    if (rc == OK)
+        rc = n == 2 ? put(b, "}\n", 2) : put(b, ",", 1);  /* an empty body adds nothing */
+    if (rc == OK && n > 2) {
+        rc = put(b, data + 1, n - 1);
+        if (rc == OK)
+            rc = put(b, "\n", 1);
+    }
+    PyObject *out = NULL;
+    if (rc == OK)
+        out = PyBytes_FromStringAndSize(b->data, b->len);
+    else if (rc == UNHANDLED)
+        out = Py_NewRef(Py_None);
+    if (b->cap > KEEP_BYTES) {
+        PyMem_Free(b->data);
+        b->data = NULL;
+        b->cap = 0;
+    }
+    b->len = 0;
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"canonical", canonical, METH_O,
      "canonical(value) -> bytes | None\n\n"
      "The RFC 8785 bytes of value, or None where the Python serialiser must decide."},
+    {"entry_line", (PyCFunction)(void (*)(void))entry_line, METH_FASTCALL,
+     "entry_line(type, id, parent, ts, body) -> bytes | None\n\n"
+     "An ASF entry line: the envelope members, then those of the canonical object body."},
     {NULL, NULL, 0, NULL},
 };
 

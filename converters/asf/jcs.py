@@ -49,17 +49,20 @@ _SAFE_INT = 2**53
 
 
 def _accelerator() -> Any:
-    """``_jcs.canonical`` unless ``PICONV_PURE_PYTHON`` is set or it was not built."""
+    """The ``_jcs`` module unless ``PICONV_PURE_PYTHON`` is set or it was not built."""
     if os.environ.get("PICONV_PURE_PYTHON"):
         return None
     try:
-        from ._jcs import canonical as c_canonical
+        from . import _jcs
     except ImportError:  # no C compiler at install time: the Python path alone
         return None
-    return c_canonical
+    return _jcs
 
 
-_c_canonical = _accelerator()
+_c = _accelerator()
+_c_canonical = _c.canonical if _c is not None else None
+c_entry_line = _c.entry_line if _c is not None else None
+"""``entry_line(type, id, parent, ts, body) -> bytes | None`` in C (see writer.py), or None."""
 
 
 class CanonicalError(ValueError):

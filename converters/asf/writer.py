@@ -24,6 +24,7 @@ from piconv.report import Report
 from .checks import Ancestry
 from .ids import CanonicalError, canonical_ts, envelope_id_plain, normalise, ts_from_millis
 from .items import arguments_text, input_parts, part_json, usage
+from .jcs import c_entry_line as _c_entry_line
 from .jcs import canonical
 
 FORMAT = "agentsession/0.11"
@@ -34,6 +35,7 @@ _CALL_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _EFFORT = {"off": "none"}
 _sha256 = hashlib.sha256
 _LINE = orjson.OPT_APPEND_NEWLINE
+_ENVELOPE = frozenset(("type", "id", "parent", "ts"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +146,25 @@ class _Writer:
                 body["normalised"] = records
                 self.report.add("value-normalised", line, f"{len(records)} value(s) made I-JSON")
             data = canonical(body)
-        # type_, parent and ts are the writer's own ASCII (constants, ids, canonical_ts).
+        # type_, parent and ts are the writer's own text with nothing to escape in JSON
+        # (constants, ids, canonical_ts), so they are spelled directly.
         entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + _sha256(data).hexdigest())
-        entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
         if self.checker is not None:
+            entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
             self.checker.entry(entry, self.written + 2, self.ancestry)
-        self.out.write(orjson.dumps(entry, option=_LINE))
+        if _ENVELOPE.isdisjoint(body):
+            # The line is the envelope followed by the canonical body's members (already
+            # serialised for the hash): each entry is serialised once.
+            text = _c_entry_line(type_, entry_id, parent, ts, data) if _c_entry_line is not None else None
+            if text is None:
+                parent_json = "null" if parent is None else f'"{parent}"'
+                head = f'{{"type":"{type_}","id":"{entry_id}","parent":{parent_json},"ts":"{ts}"'.encode()
+                tail = memoryview(data)[1:]  # the body's members and its "}"
+                text = head + b"}\n" if len(data) == 2 else b"".join((head, b",", tail, b"\n"))
+        else:  # a body member named like an envelope member: written as before (the body's wins)
+            entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
+            text = orjson.dumps(entry, option=_LINE)
+        self.out.write(text)
         self.ancestry.add(entry_id, parent)
         self.written += 1
         return entry_id
