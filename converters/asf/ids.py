@@ -8,9 +8,10 @@ and that hash is the id.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from .jcs import CanonicalError, canonical, int_is_ijson
@@ -69,36 +70,42 @@ def entry_id(line: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- ts
 
-_datetime = datetime
+_date = date
 _TS = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2}))"
 )
+
+
+_JS_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z").fullmatch
+
+
+@functools.lru_cache(maxsize=64)
+def _is_day(day: str) -> bool:
+    """Whether ``YYYY-MM-DD`` (ASCII digits) names a day ``datetime`` holds. Cached: a
+    session's entries share a handful of days, so the constructor is met once per day."""
+    try:
+        _date(int(day[:4]), int(day[5:7]), int(day[8:10]))
+    except ValueError:
+        return False
+    return True
 
 
 def canonical_ts(text: str) -> str | None:
     """The one RFC 0001 spelling of an RFC 3339 timestamp (UTC, ``T``/``Z``, fraction
     truncated to nine digits without trailing zeros, second 60 as 59); ``None`` when
     ``text`` is no RFC 3339 date-time."""
+    # JavaScript's toISOString() (YYYY-MM-DDTHH:MM:SS.mmmZ, what pi writes) when the day
+    # exists and hour, minute and second are in range (compared as two ASCII digits);
+    # a leap second or anything else takes the general path.
     if (
-        len(text) == 24  # JavaScript's toISOString(): YYYY-MM-DDTHH:MM:SS.mmmZ, no regex needed
-        and text[19] == "."
-        and text[23] == "Z"
-        and text[10] == "T"
-        and text[4] == "-"
-        and text[7] == "-"
-        and text[13] == ":"
-        and text[16] == ":"
-        and text.isascii()
+        _JS_TS(text) is not None
+        and text[11:13] < "24"
+        and text[14:16] < "60"
+        and text[17:19] < "60"
+        and _is_day(text[:10])
     ):
-        digits = text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19] + text[20:23]
-        if digits.isdigit():
-            try:
-                _datetime(int(text[:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]), int(text[17:19]))
-            except ValueError:
-                pass  # a leap second or no such day: the general path decides
-            else:
-                fraction = text[20:23].rstrip("0")
-                return f"{text[:19]}.{fraction}Z" if fraction else f"{text[:19]}Z"
+        fraction = text[20:23].rstrip("0")
+        return f"{text[:19]}.{fraction}Z" if fraction else f"{text[:19]}Z"
     return canonical_ts_general(text)
 
 
