@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import io
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import pytest
 from conftest import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from piconv.converters.asf import ids, jcs
+from piconv.converters.asf import checks, ids, jcs
 from piconv.converters.asf.checks import Ancestry, proven_valid
 from piconv.converters.asf.validate import _validator, validate_asf
 from piconv.converters.asf.writer import write_asf
@@ -154,6 +155,88 @@ def test_listed_mutations_rejected_by_both(path: tuple[Any, ...], value: Any) ->
     bad = _set(entry, path, value)
     assert not _validator().is_valid(bad)
     assert not proven_valid(bad)
+
+
+# --------------------------------------------------------------------------- the C predicate
+
+
+def _c_may_decline(value: Any) -> bool:
+    """Where _checks.c may say False although Python proves the line: pattern matches by
+    Unicode digits or before a trailing newline (``re.search``'s ``$``), ``normalised``."""
+    text = orjson.dumps(value).decode()
+    return not text.isascii() or "\\n" in text or '"normalised"' in text
+
+
+def _both(value: Any) -> tuple[bool, bool]:
+    assert checks._c_proven_valid is not None, "converters/asf/_checks.c was not built or does not apply"
+    c, py = checks._c_proven_valid(value), checks.proven_valid_python(value)
+    assert py or not c, value  # C proves nothing Python does not
+    assert c == py or _c_may_decline(value), value
+    return c, py
+
+
+def test_the_c_predicate_is_built_and_used() -> None:
+    from piconv.converters.asf import _checks
+
+    if not os.environ.get("PICONV_PURE_PYTHON"):
+        assert checks._c_proven_valid is _checks.proven_valid
+
+
+def test_the_c_predicate_answers_as_python(corpus_entries: list[dict[str, Any]]) -> None:
+    proven = sum(_both(entry)[0] for entry in corpus_entries)
+    assert proven >= 0.97 * len(corpus_entries)
+    checked = 0
+    odd: list[Any] = [*_WRONG, -(2**70), 2**70, 3, "\n", "a\x00", "item\x00", "pi:x", "x:", ":x", "٣", {"type": "pi:x"}]
+    for entry in _samples(corpus_entries):
+        for path in _paths(entry):
+            for m in [_set(entry, path, None, delete=True)] + [_set(entry, path, w) for w in odd]:
+                _both(m)
+                checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize(
+    ("member", "text", "proven"),
+    [
+        ("ts", "2026-01-01T00:00:00.5Z", True),
+        ("ts", "2026-01-01T00:00:00.123456789Z", True),
+        ("ts", "2026-01-01T00:00:00.50Z", False),
+        ("ts", "2026-01-01T00:00:00.1234567891Z", False),
+        ("ts", "2026-01-01T00:00:60Z", False),
+        ("ts", "2026-01-01T00:00:00Z\n", True),  # re.search's $: C declines, Python proves
+        ("ts", "2026-01-01T00:00:0٣Z", True),  # \d is any decimal digit: likewise
+        ("type", "pi:x:y", True),
+        ("type", "x:", False),
+        ("type", "é:x", False),
+        ("type", "pi:x\n", True),
+        ("id", "sha256:" + "a" * 64 + "\n", True),
+    ],
+)
+def test_the_c_patterns_on_edges(member: str, text: str, proven: bool) -> None:
+    base = {"type": "info", "id": "sha256:" + "a" * 64, "parent": None, "ts": "2026-01-01T00:00:00Z", "name": None}
+    assert _both({**base, member: text})[1] is proven
+
+
+_ts_chars = st.sampled_from([*"0123456789", "-", ":", "T", "Z", ".", "٣", "\n", "t"])
+
+
+@settings(max_examples=800)
+@given(
+    st.lists(_ts_chars, min_size=18, max_size=32).map("".join),
+    st.text(alphabet=st.sampled_from([*"0123456789abcdefA", "\n", "٣"]), min_size=60, max_size=66),
+    st.text(alphabet=st.sampled_from([*"aZ09_.-:", "é", "\n", " "]), max_size=8),
+)
+def test_the_c_patterns_answer_as_the_schema(ts: str, digest: str, ns: str) -> None:
+    base = {"type": "info", "id": "sha256:" + "a" * 64, "parent": None, "ts": "2026-01-01T00:00:00Z", "name": None}
+    for value in (
+        {**base, "ts": ts},
+        {**base, "ts": f"2026-01-01T00:00:{ts[-6:]}"},
+        {**base, "id": "sha256:" + digest},
+        {**base, "parent": "sha256:" + digest[:64]},
+        {**base, "type": ns},
+        {**base, "type": "item", "item": {"type": ns}},
+    ):
+        _both(value)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)

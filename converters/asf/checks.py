@@ -11,19 +11,23 @@ written as ``1.0``, subclasses of the JSON types...) gives ``False``, and the ca
 jsonschema, which also words the problems. ``tests/test_asf_fastcheck.py`` holds the two
 to agreement on every corpus output and on mutated entries.
 
+``_checks.c`` (optional, built by setup.py) is the same predicate in C for the writer's
+lines; it may only say ``True`` where :func:`proven_valid_python` does, and is asked first.
+
 :class:`Ancestry` answers "is A on the path from B to its root?" with one jump pointer
 per entry (Myers' skew-binary scheme): O(1) to add an entry, O(log depth) per question.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import resources
 from typing import Any
 
 import orjson
 
-__all__ = ["Ancestry", "proven_valid"]
+__all__ = ["Ancestry", "proven_valid", "proven_valid_python"]
 
 
 def _schema_patterns() -> tuple[str, str, str]:
@@ -231,7 +235,7 @@ def _normalised(v: dict[str, Any]) -> bool:
     return True
 
 
-def proven_valid(v: Any) -> bool:
+def proven_valid_python(v: Any) -> bool:
     """``True`` only if the entry line ``v`` certainly matches the schema; ``False``:
     not proven (invalid, or a shape this fast path leaves to jsonschema)."""
     if type(v) is not dict:
@@ -301,6 +305,31 @@ def proven_valid(v: Any) -> bool:
     if t in _CORE_TYPES:
         return False  # run, dispatch, decision, queued, env, outcome, link: jsonschema decides
     return _ns(t) is not None
+
+
+def _accelerator() -> Any:
+    """``_checks.proven_valid`` (C) when it was built, ``PICONV_PURE_PYTHON`` is not set and
+    it was written for these very patterns and name sets; else ``None``."""
+    if os.environ.get("PICONV_PURE_PYTHON"):
+        return None
+    try:
+        from . import _checks
+    except ImportError:  # no C compiler at install time
+        return None
+    names = {"STATUS": _STATUS, "ROLES": _ROLES, "TEXTY": _TEXTY, "CORE_TYPES": _CORE_TYPES, "CORE_ITEMS": _CORE_ITEMS}
+    if _checks.PATTERNS != (_HASH_P, _TS_P, _NS_P) or {k: frozenset(v) for k, v in _checks.NAMES.items()} != names:
+        return None  # the schema or this module moved on: the C copy no longer applies
+    return _checks.proven_valid
+
+
+_c_proven_valid = _accelerator()
+
+
+def proven_valid(v: Any) -> bool:
+    """:func:`proven_valid_python`, asking the C predicate first: it says ``True`` only
+    where the Python one does, and its ``False`` is checked here, so the answer is always
+    the Python predicate's."""
+    return (_c_proven_valid is not None and _c_proven_valid(v)) or proven_valid_python(v)
 
 
 class Ancestry:
