@@ -316,8 +316,15 @@ def _accelerator() -> Any:
         from . import _checks
     except ImportError:  # no C compiler at install time
         return None
-    names = {"STATUS": _STATUS, "ROLES": _ROLES, "TEXTY": _TEXTY, "CORE_TYPES": _CORE_TYPES, "CORE_ITEMS": _CORE_ITEMS}
-    if _checks.PATTERNS != (_HASH_P, _TS_P, _NS_P) or {k: frozenset(v) for k, v in _checks.NAMES.items()} != names:
+    names = {
+        "STATUS": _STATUS,
+        "ROLES": _ROLES,
+        "TEXTY": _TEXTY,
+        "CORE_TYPES": _CORE_TYPES,
+        "CORE_ITEMS": _CORE_ITEMS,
+    }
+    c_names = {k: frozenset(v) for k, v in _checks.NAMES.items()}
+    if _checks.PATTERNS != (_HASH_P, _TS_P, _NS_P) or c_names != names:
         return None  # the schema or this module moved on: the C copy no longer applies
     return _checks.proven_valid
 
