@@ -65,6 +65,25 @@ def _parser() -> Any:
 
 
 @functools.lru_cache(maxsize=1)
+def _front_matter_valid() -> Any:
+    """The yes/no predicate compiled from the front-matter schema (piconv.schemacheck): a
+    valid front matter never pays for importing jsonschema, which words the problems."""
+    from piconv.schemacheck import compile_schema
+
+    return compile_schema(load_schema(*SCHEMA))
+
+
+def _front_matter_problems(fm: dict[str, Any]) -> list[str]:
+    if _front_matter_valid()(fm):
+        return []
+    problems = []
+    for err in _validator().iter_errors(fm):
+        path = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        problems.append(f"line 1: front matter {path}: {err.message}")
+    return problems
+
+
+@functools.lru_cache(maxsize=1)
 def _validator() -> Any:
     import jsonschema
 
@@ -443,10 +462,7 @@ class Stream:
         except frontmatter.FrontMatterError as exc:
             self.result = [f"front matter: {exc}"]
             return False
-        problems = []
-        for err in _validator().iter_errors(fm):
-            path = "/".join(str(p) for p in err.absolute_path) or "(root)"
-            problems.append(f"line 1: front matter {path}: {err.message}")
+        problems = _front_matter_problems(fm)
         if problems:
             self.result = problems
             return False
@@ -579,10 +595,7 @@ def check_whole(data: bytes) -> list[str]:
         fm = frontmatter.parse(fm_lines)
     except frontmatter.FrontMatterError as exc:
         return [f"front matter: {exc}"]
-    problems = []
-    for err in _validator().iter_errors(fm):
-        path = "/".join(str(p) for p in err.absolute_path) or "(root)"
-        problems.append(f"line 1: front matter {path}: {err.message}")
+    problems = _front_matter_problems(fm)
     if problems:
         return problems
     lines = text.split("\n")[body_start:]
