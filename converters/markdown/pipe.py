@@ -2,7 +2,7 @@
 
 The checker costs about as much as writing (docs/performance.md, section "Markdown"). When
 the conversion may use two processes (``options["jobs"]`` >= 2, which the command line
-sets to the cores it may use) and the output grows past :data:`START_CHARS`, the pieces go
+sets from ``--jobs``) and the output grows past :data:`START_CHARS`, the pieces go
 through a pipe to a forked child that runs the same :class:`~.checker.Stream` on them,
 while this process goes on writing. The verdict is the same by construction: the child
 reads the same text in the same order with the same code. Smaller outputs, platforms
