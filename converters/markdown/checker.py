@@ -326,7 +326,7 @@ def _elisions_hold(tokens: list[Any], elided: Elided, skip: int = 0) -> bool:
                 fences.add(tok.map[0] + skip)
             elif kind == "hr" and tok.map[1] == tok.map[0] + 1:
                 breaks.add(tok.map[0] + skip)
-    return fences.issuperset(elided.fences) and breaks.issuperset(elided.sentinels) and breaks.issuperset(elided.headings)
+    return fences.issuperset(elided.fences) and breaks.issuperset(elided.sentinels)  # headings sit on sentinels
 
 
 def _with_headings(tokens: list[Any], headings: dict[int, list[tuple[int, str]]], skip: int) -> list[Any]:
@@ -485,7 +485,7 @@ class Stream:
         skip = 1 if head is not None else 0
         rest = _below_first_line(text) if head is not None else text
         tokens = body.parse(rest)
-        if (elided.anchors or elided.headings) and not _elisions_hold(tokens, elided, skip):
+        if elided.anchors and not _elisions_hold(tokens, elided, skip):  # every region leaves an anchor
             body.rollback(snap)
             self.reparsed += 1
             elided = whole(buf, section)

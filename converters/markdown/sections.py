@@ -74,21 +74,18 @@ _DETAILS_END = "</details>\n"
 # A tool-call line that holds nothing the inline checks look at, and the blank line after it.
 _CALL_LINE = re.compile(r"\*\*Tool call\*\* [^\n<\[]*\n\n")
 SENTINEL = "***\n"
-"""What a whole tool-result block, or a tool call with its blocks and result, is replaced
-with (see :func:`elide`): a thematic break, the cheapest block for the parser, which it
-makes of this line only at the top level with no fence or HTML block open, exactly where
-the block it stands for starts as it should."""
-HEADING_SENTINEL = "***"
-"""What a heading line (at or above the turn level, not the first of its section) is
-replaced with: where the parser makes a thematic break of it, it would make the heading
-of the original line (both interrupt a paragraph and close any container at column 0;
-neither can be swallowed but by an open fence or HTML block), whose tokens the checker
-then makes by hand."""
+"""What a run of left-out blocks and headings is replaced with (see :func:`elide`): a
+thematic break, the cheapest block for the parser, which it makes of this line only at
+the top level with no fence or HTML block open, exactly where the run starts as it
+should. Where it stands for a heading, the parser would have made the heading of that
+line (both interrupt a paragraph and close any container at column 0; neither can be
+swallowed but by an open fence or HTML block), whose tokens the checker then makes by
+hand."""
 FENCE_CONTENT, BLOCK, HEADING = 0, 1, 2
-"""Kinds of region left out. A :data:`BLOCK` is also a line between blank lines that can
-only be a paragraph and holds nothing the inline checks read (where the parser makes a
-thematic break of the sentinel, it would make a one-line paragraph of the original,
-which no check reads), or a run of such blocks (see :func:`_inert`)."""
+"""Kinds of region left out: the content of a fence; a block that passes every check and
+leaves the top level clean after the blank line that follows it (a tool call with its
+result, a result block, a prose block: :func:`_prose_block`), or a run of such blocks
+(:func:`elide` gives a run one sentinel); a heading line at or above the turn level."""
 
 
 class _More(Exception):
@@ -98,9 +95,8 @@ class _More(Exception):
 @dataclass(slots=True)
 class Section:
     """``text[start:end]`` of the buffer, with what to leave out: ``(start, end, kind)``
-    spans, fence contents (:data:`FENCE_CONTENT`), whole collapsed blocks holding only
-    fences or tool calls with their results (:data:`BLOCK`, replaced by :data:`SENTINEL`)
-    or heading lines (:data:`HEADING`, replaced by :data:`HEADING_SENTINEL`)."""
+    spans, fence contents (:data:`FENCE_CONTENT`), blocks no check reads (:data:`BLOCK`)
+    and heading lines (:data:`HEADING`); blocks and headings become :data:`SENTINEL`."""
 
     start: int
     end: int
@@ -187,7 +183,7 @@ class Splitter:
                         self.pos = line
                         return None
                     if end:
-                        _inert(regions, line, end)
+                        regions.append((line, end, BLOCK))
                         pos = end
                         continue
                 pos = m.end()
@@ -200,7 +196,7 @@ class Splitter:
                         self.pos = line
                         return None
                     if end:
-                        _inert(regions, line, end)
+                        regions.append((line, end, BLOCK))
                         pos = end
                         continue
             elif m.group(4):
@@ -212,7 +208,7 @@ class Splitter:
                     self.pos = line
                     return None
                 if end:
-                    _inert(regions, line, end)
+                    regions.append((line, end, BLOCK))
                     pos = end
                     continue
                 self.depth += 1
@@ -221,20 +217,6 @@ class Splitter:
         if final:
             return Section(self.start, len(buf), regions)
         return None
-
-
-def _inert(regions: list[tuple[int, int, int]], start: int, end: int) -> None:
-    """Adds a block that passes every check and leaves the top level clean after the
-    blank line that follows it (``end`` is that line's start): a one-line paragraph, a
-    result block, a tool call with its result. Such blocks one blank line apart become
-    one region, one sentinel: the first one's sentinel shows the top level clean where
-    the run starts, and each block leaves it clean for the next."""
-    if regions:
-        first, last, kind = regions[-1]
-        if kind == BLOCK and start == last + 1:
-            regions[-1] = (first, end, BLOCK)
-            return
-    regions.append((start, end, BLOCK))
 
 
 PROSE_CHARS = 1 << 16
