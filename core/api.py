@@ -91,23 +91,30 @@ def convert(
     options: Mapping[str, Any] | None = None,
     *,
     validate: bool = True,
+    recover_glued: bool = False,
 ) -> Report:
-    """Write ``document`` (or the session at a path) as format ``to`` into ``out``.
+    """Write ``document`` (or the session at a path, or its bytes) as format ``to`` into ``out``.
 
     With ``validate`` the output is checked with the format's schema or checker before it
     is released: a failure raises :class:`ValidationFailed` and nothing reaches ``out``.
     The output is written to a temporary file first (beside a path ``out``, then renamed
-    into place), so memory holds the document, not the output too, and a reader of ``out``
-    never sees half a file.
+    into place), so a reader of ``out`` never sees half a file.
+
+    Given a path or bytes, a format with a ``write_stream`` converts the session entry by
+    entry as it is read, so memory holds one entry rather than the whole document; a file
+    that cannot be read that way (see :mod:`piconv.stream`) is converted whole, with the
+    same result.
     """
     converter = get_registry().get(to)
-    doc = document if isinstance(document, Document) else load(document)
     opts = dict(options or {})
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else None
     opts.setdefault("output_path", target)
     opts["validate"] = validate
     opts.setdefault("jobs", 1)
-    report = new_report(converter, doc)
+    doc = document if isinstance(document, Document) else None
+    streamable = doc is None and converter.write_stream is not None and _rereadable(document)
+    if doc is None and not streamable:
+        doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
     directory = os.path.dirname(os.path.abspath(target)) if target is not None else None
     if directory is not None:
         os.makedirs(directory, exist_ok=True)
@@ -115,7 +122,12 @@ def convert(
         "w+b", dir=directory, prefix=".piconv-", suffix=converter.extension, delete=False
     ) as tmp:
         try:
-            converter.write(doc, tmp, opts, report)
+            report = _write_streaming(converter, document, tmp, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
+            if report is None:
+                if doc is None:
+                    doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
+                report = new_report(converter, doc)
+                converter.write(doc, tmp, opts, report)
             tmp.flush()
             if validate and converter.check is not None and not converter.checks_while_writing:
                 tmp.seek(0)
@@ -124,7 +136,7 @@ def convert(
                     shown = "; ".join(errors[:5])
                     raise ValidationFailed(
                         f"{converter.name} output failed validation ({len(errors)} problems): {shown}",
-                        path=doc.session.source_path,
+                        path=report.source,
                     )
             if target is not None:
                 os.fsync(tmp.fileno())
@@ -138,6 +150,42 @@ def convert(
         finally:
             if os.path.exists(tmp.name):
                 os.unlink(tmp.name)
+    return report
+
+
+def _rereadable(source: Any) -> bool:
+    """A source that can be read a second time if streaming has to give way: a path (not
+    stdin) or bytes."""
+    if isinstance(source, (bytes, bytearray)):
+        return True
+    return isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-"
+
+
+def _write_streaming(
+    converter: Converter, source: Source, out: IO[bytes], opts: dict[str, Any], recover_glued: bool
+) -> Report | None:
+    """``converter.write_stream`` over the session at ``source``; ``None`` (and ``out``
+    emptied) when the session must be converted whole."""
+    from .stream import NeedsWholeSession, SessionStream
+
+    stream_source, name = _open(source)
+    start = out.tell()
+    try:
+        stream = SessionStream(stream_source, None if name.startswith("<") else name, recover_glued=recover_glued)
+        report = Report(format=converter.name, source=stream.session.source_path)
+        converter.write_stream(stream, out, opts, report)  # type: ignore[misc]
+        for _ in stream:  # a writer that stopped early: the rest is still read and checked
+            pass
+    except NeedsWholeSession:
+        out.seek(start)
+        out.truncate()
+        return None
+    finally:
+        if hasattr(stream_source, "close"):
+            stream_source.close()
+    report.lines_read = stream.lines_read
+    report.entries_read = stream.entries_read
+    report.add_issues(stream.issues)
     return report
 
 

@@ -184,13 +184,15 @@ def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str
     # One process unless asked: the Markdown writer renders its whole body before writing,
     # so a checker on a second core overlaps only the writing (measured: no gain yet).
     options["jobs"] = ns.jobs if ns.jobs is not None else 1
-    doc = load(ns.input, recover_glued=ns.recover_glued)
-    if _KEEP_ALIVE is not None:
-        _KEEP_ALIVE.append(doc)
-    if ns.leaf is not None and ns.leaf not in doc:
-        raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
+    source: Any = ns.input  # a format that writes as it reads converts straight from the file
+    if converter.write_stream is None or ns.input == "-" or ns.leaf is not None:
+        source = load(ns.input, recover_glued=ns.recover_glued)
+        if _KEEP_ALIVE is not None:
+            _KEEP_ALIVE.append(source)
+        if ns.leaf is not None and ns.leaf not in source:
+            raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
     out: Any = ns.output if ns.output else sys.stdout.buffer
-    report = convert(doc, converter.name, out, options, validate=not ns.no_validate)
+    report = convert(source, converter.name, out, options, validate=not ns.no_validate, recover_glued=ns.recover_glued)
     if ns.report:
         from .jsonio import dumps
 

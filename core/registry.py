@@ -22,6 +22,7 @@ from .errors import PluginError
 if TYPE_CHECKING:
     from .ir import Document
     from .report import Report
+    from .stream import SessionStream
 
 ENTRY_POINT_GROUP = "piconv"
 LOAD_PLUGINS_ENV = "PICONV_LOAD_PLUGINS"
@@ -57,6 +58,12 @@ CheckFunction = Callable[[bytes], list[str]]
 WriteFunction = Callable[["Document", IO[bytes], Mapping[str, Any], "Report"], None]
 """Writes ``document`` to the binary stream; options by ``Option.dest``; records losses."""
 
+StreamWriteFunction = Callable[["SessionStream", IO[bytes], Mapping[str, Any], "Report"], None]
+"""Writes a session read entry by entry (:class:`piconv.stream.SessionStream`): the same
+output ``write`` makes of the whole document. It may raise
+:class:`piconv.stream.NeedsWholeSession` (iterating the stream does so for an irregular
+file); the caller then discards what was written and calls ``write``."""
+
 
 @dataclass(frozen=True, slots=True)
 class Converter:
@@ -78,6 +85,9 @@ class Converter:
       ``options["validate"]`` is true) and raises :class:`piconv.ValidationFailed`; the
       caller then does not run ``check`` over the whole output again. ``check`` stays the
       checker for ``piconv validate``.
+    - ``write_stream``: optional; the same conversion from a session read entry by entry
+      (see :data:`StreamWriteFunction`), for a format whose output follows the file. A
+      conversion from a file then holds one entry at a time, not the whole document.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -92,6 +102,7 @@ class Converter:
     options: tuple[Option, ...] = ()
     per_leaf: bool = False
     checks_while_writing: bool = False
+    write_stream: StreamWriteFunction | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

@@ -139,19 +139,22 @@ class _Builder:
             self.other_headers.append((line, raw))
             self.problem(line, "extra-header", "a further session header line: kept, not part of the tree")
             return
-        entry_id = raw.get("id")
-        parent_id = raw.get("parentId", ...)
-        if not self.migrated_v1 and type(entry_id) is str and (parent_id is None or type(parent_id) is str):
-            entry = load_entry(raw, line, entry_id, parent_id)  # the usual, well-formed entry
-        else:
-            entry = self.irregular_entry(index, line, raw, self.migrated_v1, self.taken)
-            entry_id = entry.id
+        entry = self.entry(index, line, raw)
+        entry_id = entry.id
         entries = self.entries
         previous = self.seen.get(entry_id)
         if previous is not None:
             self.rename_earlier(previous, entry_id, line)
         self.seen[entry_id] = len(entries)
         entries.append(entry)
+
+    def entry(self, index: int, line: int, raw: dict[str, Any]) -> Entry:
+        """The entry of one record that is not a header (migrated or repaired if need be)."""
+        entry_id = raw.get("id")
+        parent_id = raw.get("parentId", ...)
+        if not self.migrated_v1 and type(entry_id) is str and (parent_id is None or type(parent_id) is str):
+            return load_entry(raw, line, entry_id, parent_id)  # the usual, well-formed entry
+        return self.irregular_entry(index, line, raw, self.migrated_v1, self.taken)
 
     def rename_earlier(self, previous: int, entry_id: str, line: int) -> None:
         old = self.entries[previous]

@@ -15,16 +15,23 @@ from piconv.registry import Converter
 if TYPE_CHECKING:
     from piconv.ir import Document, Issue
     from piconv.report import Report
+    from piconv.stream import SessionStream
 
     from .reader import Source
 
-__all__ = ["check", "register_converters", "validate_asf", "write"]
+__all__ = ["check", "register_converters", "validate_asf", "write", "write_stream"]
 
 
 def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     from .writer import write_asf
 
     write_asf(doc, out, options, report)
+
+
+def write_stream(stream: SessionStream, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    from .writer import write_asf_stream
+
+    write_asf_stream(stream, out, options, report)
 
 
 def check(data: bytes) -> list[str]:
@@ -53,5 +60,6 @@ def register_converters(register: Any) -> None:
             mapping_doc="docs/formats/asf.md",
             aliases=("agentsession",),
             checks_while_writing=True,
+            write_stream=write_stream,
         )
     )

@@ -13,7 +13,7 @@ import gc
 import hashlib
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -114,11 +114,11 @@ def apply_system(state: Settings, msg: ir.SystemMessage) -> Settings:
 
 @dataclass
 class _Writer:
-    doc: ir.Document
     out: IO[bytes]
     report: Report
     asf_ids: dict[str, tuple[str, str]] = field(default_factory=dict)  # pi id -> (first, last) ASF id
     item_ids: dict[str, list[str]] = field(default_factory=dict)  # pi id -> its item entries
+    editable: set[str] = field(default_factory=set)  # pi ids of written messages a context edit may change
     state: dict[str, Settings] = field(default_factory=dict)
     call_ids: set[str] = field(default_factory=set)
     call_map: dict[str, str] = field(default_factory=dict)
@@ -249,6 +249,8 @@ class _Writer:
         self.asf_ids[entry.id] = (first, last)
         if items:
             self.item_ids[entry.id] = items
+            if type(entry.message) in _EDITABLE:
+                self.editable.add(entry.id)
         self.state[entry.id] = state
 
     def map_body(self, entry: ir.Entry, state: Settings, left: JSONDict, parent: str | None) -> tuple[list[Any], Settings]:
@@ -515,8 +517,7 @@ class _Writer:
         if body.omit:
             left["omit"] = True
         elif body.replacement is not None:
-            target = self.doc.get(body.target_id) if body.target_id is not None else None
-            if targets and target is not None and type(target.message) in _EDITABLE:
+            if targets and body.target_id in self.editable:
                 # The target's items keep their kind; their content becomes the replacement
                 # (RFC 0001 extension entry, honoured by context.py: see asf.md).
                 form: JSONDict = {}
@@ -565,11 +566,21 @@ def _tool_json(spec: ir.ToolSpec) -> JSONDict:
 
 
 def header(doc: ir.Document) -> JSONDict:
-    info = doc.session
-    session_id = info.id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"piconv:{doc.entries[0].id if doc.entries else ''}"))
+    """The ASF header of a whole document."""
+    return header_of(doc.session, doc.entries)
+
+
+def header_of(info: ir.SessionInfo, entries: Iterable[ir.Entry]) -> JSONDict:
+    """The ASF header for pi's header ``info``. ``entries`` (in file order) is read only as
+    far as needed: the first entry's id stands in for a missing session id, the first RFC
+    3339 timestamp for a missing creation time."""
+    session_id = info.id
+    if session_id is None:
+        first = next(iter(entries), None)
+        session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"piconv:{first.id if first is not None else ''}"))
     created = canonical_ts(info.created) if info.created else None
     if created is None:
-        created = next((canonical_ts(e.timestamp) for e in doc.entries if e.timestamp and canonical_ts(e.timestamp)), EPOCH)
+        created = next((canonical_ts(e.timestamp) for e in entries if e.timestamp and canonical_ts(e.timestamp)), EPOCH)
     out: JSONDict = {
         "type": "session",
         "format": FORMAT,
@@ -605,39 +616,89 @@ def write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repo
     written as soon as it is made. With ``options["validate"]`` every line is checked
     before it is written (``validate.WriteChecker``); a failure raises
     :class:`piconv.ValidationFailed` naming the output line."""
-    # The writer makes several small dicts per entry and frees them at once; none forms a
-    # cycle. With the cyclic collector on, its passes over the live IR cost ~20% of write.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        _write_asf(doc, out, options, report)
-    finally:
-        if collecting:
+    with _CollectorPaused():
+        _write_document(doc, out, options, report)
+
+
+def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    """The registry's stream write function: the file :func:`write_asf` makes of the whole
+    document, from a session read entry by entry (``piconv.stream.SessionStream``, which
+    yields every parent before its children). Each entry is freed once written."""
+    with _CollectorPaused():
+        ahead = _Lookahead(iter(stream))
+        writer = _start(stream.session, ahead, out, options, report)
+        write = writer.write_entry
+        for entry in ahead.drain():
+            write(entry)
+        report.entries_written = writer.written
+
+
+class _CollectorPaused:
+    """The writer makes several small dicts per entry and frees them at once; none forms a
+    cycle. With the cyclic collector on, its passes over the live IR cost ~20% of write."""
+
+    def __enter__(self) -> None:
+        self.collecting = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.collecting:
             gc.enable()
 
 
-def _write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+class _Lookahead:
+    """The entries of a stream; those read ahead for the header are held until written."""
+
+    def __init__(self, entries: Iterator[ir.Entry]) -> None:
+        self.source = entries
+        self.held: list[ir.Entry] = []
+
+    def __iter__(self) -> Iterator[ir.Entry]:
+        index = 0
+        while True:
+            if index == len(self.held):
+                entry = next(self.source, None)
+                if entry is None:
+                    return
+                self.held.append(entry)
+            yield self.held[index]
+            index += 1
+
+    def drain(self) -> Iterator[ir.Entry]:
+        """Every entry once, in file order: the held ones, then the rest of the stream."""
+        held, self.held = self.held, []
+        yield from held
+        del held
+        yield from self.source
+
+
+def _start(info: ir.SessionInfo, entries: Iterable[ir.Entry], out: IO[bytes], options: Mapping[str, Any], report: Report) -> _Writer:
+    """Write the header line; the writer for the entries that follow."""
     checker = None
     if options.get("validate"):
         from .validate import WriteChecker
 
-        checker = WriteChecker(doc.session.source_path)
-    head = header(doc)
+        checker = WriteChecker(info.source_path)
+    head = header_of(info, entries)
     try:
         canonical(head)
     except CanonicalError:  # pi's header may hold lone surrogates or big whole numbers too
         try:
             head, records = normalise(head)
             head["normalised"] = records
-            report.add("value-normalised", doc.session.line or None, f"{len(records)} header value(s) made I-JSON")
+            report.add("value-normalised", info.line or None, f"{len(records)} header value(s) made I-JSON")
         except CanonicalError as exc:  # a number that is not finite: written as orjson spells it (null)
-            report.add("value-normalised", doc.session.line or None, f"header: {exc}")
+            report.add("value-normalised", info.line or None, f"header: {exc}")
     if checker is not None:
         checker.header(head)
     out.write(orjson.dumps(head, option=_LINE))
-    if doc.session.other_headers:
-        report.add("extra-header-kept", None, f"{len(doc.session.other_headers)} further header line(s) kept in the header's pi member")
-    writer = _Writer(doc, out, report, checker=checker, next_line=doc.session.line + 1)
+    if info.other_headers:
+        report.add("extra-header-kept", None, f"{len(info.other_headers)} further header line(s) kept in the header's pi member")
+    return _Writer(out, report, checker=checker, next_line=info.line + 1)
+
+
+def _write_document(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    writer = _start(doc.session, doc.entries, out, options, report)
     waiting: dict[str, list[ir.Entry]] = {}
     present = {e.id for e in doc.entries}
 
