@@ -12,9 +12,8 @@ import tracemalloc
 from pathlib import Path
 
 import orjson
-import pytest
-
 import piconv
+import pytest
 from piconv import reader
 from piconv.api import convert
 from piconv.stream import NeedsWholeSession, SessionStream
