@@ -121,13 +121,16 @@ def convert(
     with tempfile.NamedTemporaryFile(
         "w+b", dir=directory, prefix=".piconv-", suffix=converter.extension, delete=False
     ) as tmp:
+        # The wrapper's every call goes through a Python-level __getattr__ (5% of an ASF
+        # conversion, which writes a line at a time): converters get the file itself.
+        sink = tmp.file
         try:
-            report = _write_streaming(converter, document, tmp, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
+            report = _write_streaming(converter, document, sink, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
             if report is None:
                 if doc is None:
                     doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
                 report = new_report(converter, doc)
-                converter.write(doc, tmp, opts, report)
+                converter.write(doc, sink, opts, report)
             tmp.flush()
             if validate and converter.check is not None and not converter.checks_while_writing:
                 tmp.seek(0)
