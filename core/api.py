@@ -171,21 +171,23 @@ def _write_streaming(
     emptied) when the session must be converted whole."""
     from .stream import NeedsWholeSession, SessionStream
 
-    stream_source, name = _open(source)
+    opened, name = _open(source)  # the same errors as load() for a missing or unreadable file
+    if hasattr(opened, "close"):
+        opened.close()  # type: ignore[union-attr]
+    # The stream gets the path itself (or the bytes): a converter may read it a second time.
+    stream_source = bytes(source) if isinstance(source, (bytes, bytearray)) else os.fspath(source)  # type: ignore[arg-type]
     start = out.tell()
     try:
         stream = SessionStream(stream_source, None if name.startswith("<") else name, recover_glued=recover_glued)
         report = Report(format=converter.name, source=stream.session.source_path)
         converter.write_stream(stream, out, opts, report)  # type: ignore[misc]
-        for _ in stream:  # a writer that stopped early: the rest is still read and checked
-            pass
+        if not stream.finished:
+            for _ in stream:  # a writer that stopped early: the rest is still read and checked
+                pass
     except NeedsWholeSession:
         out.seek(start)
         out.truncate()
         return None
-    finally:
-        if hasattr(stream_source, "close"):
-            stream_source.close()
     report.lines_read = stream.lines_read
     report.entries_read = stream.entries_read
     report.add_issues(stream.issues)

@@ -44,9 +44,12 @@ class SessionStream:
     """
 
     def __init__(self, source: str | bytes | BinaryIO, source_path: str | None = None, *, recover_glued: bool = False) -> None:
+        self.source = source
+        self.source_path = source_path
+        self.recover_glued = recover_glued
         self._items = iter_lines(source, recover_glued=recover_glued)
         self._builder = _Builder(source_path)
-        self._problems: list[Issue] = []
+        self._adopted: tuple[Issue, ...] | None = None
         self.lines_read = 0
         self.entries_read = 0
         self.session = self._open()
@@ -103,4 +106,28 @@ class SessionStream:
 
     @property
     def issues(self) -> tuple[Issue, ...]:
+        if self._adopted is not None:
+            return self._adopted
         return tuple(sorted(self._builder.issues, key=lambda i: i.line))
+
+    @property
+    def finished(self) -> bool:
+        """Whether the account is complete without reading on (see :meth:`adopt`)."""
+        return self._adopted is not None
+
+    def reopen(self) -> SessionStream:
+        """A fresh stream over the same source, from its first line (a path or bytes; a
+        binary stream cannot be read twice)."""
+        if not isinstance(self.source, (str, bytes, bytearray)) and not hasattr(self.source, "__fspath__"):
+            raise TypeError("a binary stream cannot be read a second time")
+        return SessionStream(self.source, self.source_path, recover_glued=self.recover_glued)
+
+    def adopt(self, issues: tuple[Issue, ...], lines_read: int, entries_read: int) -> None:
+        """Take the account of another stream over the same source that read it to the end
+        (in a second process), and stop reading here: the two read the same lines."""
+        self._adopted = issues
+        self.lines_read = lines_read
+        self.entries_read = entries_read
+        close = getattr(self._items, "close", None)
+        if close is not None:
+            close()

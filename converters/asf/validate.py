@@ -264,6 +264,14 @@ class WriteChecker:
 
         raise ValidationFailed(f"asf output failed validation: line {lineno}: {code}: {message}", path=self.path)
 
+    def _call_id(self, value: dict[str, Any], lineno: int) -> None:
+        item = value["item"]
+        if item.get("type") == "function_call":
+            call_id = item.get("call_id")
+            if not call_id or call_id in self.call_ids:
+                self.fail(lineno, "call-id-duplicate", f"call_id {call_id!r} is empty or already used")
+            self.call_ids.add(call_id)
+
     def header(self, value: dict[str, Any]) -> None:
         for issue in _schema_issues(1, value):
             self.fail(1, issue.code, issue.message)
@@ -276,6 +284,18 @@ class WriteChecker:
         if not proven_valid(value) and not self.validator.is_valid(value):
             issue = _schema_issues(lineno, value)[0]
             self.fail(lineno, issue.code, issue.message)
+        self.links(value, lineno, seen)
+
+    def shape(self, value: dict[str, Any], lineno: int) -> None:
+        """The checks of :meth:`entry` that need no other entry: the schema and call ids."""
+        if not proven_valid(value) and not self.validator.is_valid(value):
+            issue = _schema_issues(lineno, value)[0]
+            self.fail(lineno, issue.code, issue.message)
+        if value["type"] == "item":
+            self._call_id(value, lineno)
+
+    def links(self, value: dict[str, Any], lineno: int, seen: Ancestry, *, calls: bool = True) -> None:
+        """The checks of :meth:`entry` between entries (``calls``: call ids included)."""
         nodes = seen.nodes
         entry_id = value["id"]
         parent = value["parent"]
@@ -285,12 +305,8 @@ class WriteChecker:
             self.fail(lineno, "parent-unknown", f"parent {parent} is not an earlier entry")
         type_ = value["type"]
         if type_ == "item":
-            item = value["item"]
-            if item.get("type") == "function_call":
-                call_id = item.get("call_id")
-                if not call_id or call_id in self.call_ids:
-                    self.fail(lineno, "call-id-duplicate", f"call_id {call_id!r} is empty or already used")
-                self.call_ids.add(call_id)
+            if calls:
+                self._call_id(value, lineno)
         elif type_ == "compaction":
             if not seen.on_path(value["first_kept"], parent):
                 self.fail(lineno, "first-kept-not-on-path", f"first_kept {value['first_kept']} is not on this compaction's path")

@@ -91,6 +91,15 @@ def _text(content: ir.Content | None) -> str:
     return "\n".join(p.text or "" for p in content if type(p) is ir.Text)
 
 
+def assistant_settings(state: Settings, ref: ir.ModelRef | None) -> Settings:
+    """The settings after an assistant message: pi takes the model in force from the last
+    assistant message as well as from model changes, so a response from another model
+    moves the settings too (``state`` itself when nothing changes)."""
+    if ref is not None and (ref.model != state.model or ref.provider != state.provider):
+        return Settings(ref.model, ref.provider, state.effort, state.level, state.content, state.sections, state.tools)
+    return state
+
+
 def apply_system(state: Settings, msg: ir.SystemMessage) -> Settings:
     """pi-ai's replay of one system message: content appended, sections patched, tools
     removed then added (a re-added name keeps its place unless removed in between)."""
@@ -131,8 +140,23 @@ class _Writer:
     # ------------------------------------------------------------------ output
 
     def emit(self, type_: str, parent: str | None, ts: str, body: JSONDict, line: int) -> str:
+        type_, body, data = self.serialise(type_, body, line)
+        # type_, parent and ts are the writer's own text with nothing to escape in JSON
+        # (constants, ids, canonical_ts), so they are spelled directly.
+        entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + _sha256(data).hexdigest())
+        if self.checker is not None:
+            entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
+            self.checker.entry(entry, self.written + 2, self.ancestry)
+        self.out.write(entry_line(type_, entry_id, parent, ts, data, body))
+        self.ancestry.add(entry_id, parent)
+        self.written += 1
+        return entry_id
+
+    def serialise(self, type_: str, body: JSONDict, line: int) -> tuple[str, JSONDict, bytes]:
+        """The body's canonical bytes; a body that is not I-JSON is normalised (or, holding
+        a number that is not finite, refused) first, which may change its type."""
         try:
-            data = canonical(body)
+            return type_, body, canonical(body)
         except CanonicalError:
             try:
                 body, records = normalise(body)
@@ -145,29 +169,7 @@ class _Writer:
             if records:
                 body["normalised"] = records
                 self.report.add("value-normalised", line, f"{len(records)} value(s) made I-JSON")
-            data = canonical(body)
-        # type_, parent and ts are the writer's own text with nothing to escape in JSON
-        # (constants, ids, canonical_ts), so they are spelled directly.
-        entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + _sha256(data).hexdigest())
-        if self.checker is not None:
-            entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
-            self.checker.entry(entry, self.written + 2, self.ancestry)
-        if _ENVELOPE.isdisjoint(body):
-            # The line is the envelope followed by the canonical body's members (already
-            # serialised for the hash): each entry is serialised once.
-            text = _c_entry_line(type_, entry_id, parent, ts, data) if _c_entry_line is not None else None
-            if text is None:
-                parent_json = "null" if parent is None else f'"{parent}"'
-                head = f'{{"type":"{type_}","id":"{entry_id}","parent":{parent_json},"ts":"{ts}"'.encode()
-                tail = memoryview(data)[1:]  # the body's members and its "}"
-                text = head + b"}\n" if len(data) == 2 else b"".join((head, b",", tail, b"\n"))
-        else:  # a body member named like an envelope member: written as before (the body's wins)
-            entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
-            text = orjson.dumps(entry, option=_LINE)
-        self.out.write(text)
-        self.ancestry.add(entry_id, parent)
-        self.written += 1
-        return entry_id
+            return type_, body, canonical(body)
 
     # ------------------------------------------------------------------ helpers
 
@@ -394,12 +396,9 @@ class _Writer:
     def map_assistant(self, entry: ir.Entry, msg: ir.AssistantMessage, state: Settings, m: JSONDict) -> tuple[list[Any], Settings]:
         line = entry.origin.line
         lines: list[Any] = []
-        new = state
         ref = msg.model
-        if ref is not None and (ref.model != state.model or ref.provider != state.provider):
-            # pi takes the model in force from the last assistant message as well as from
-            # model changes, so a response from another model moves the settings too.
-            new = Settings(ref.model, ref.provider, state.effort, state.level, state.content, state.sections, state.tools)
+        new = assistant_settings(state, ref)
+        if new is not state:
             delta = {k: v for k, v in (("model", ref.model), ("provider", ref.provider)) if v is not None}
             lines.append(("config", delta, False))
         response_id = msg.response_id or f"resp_{entry.id}"
@@ -532,6 +531,21 @@ class _Writer:
         return [("pi:context_edit", {"target": self.ref(body.target_id)}, False)]
 
 
+def entry_line(type_: str, entry_id: str, parent: str | None, ts: str, data: bytes, body: JSONDict) -> bytes:
+    """One output line: the envelope, then the members of the body whose canonical bytes
+    are ``data`` (already made for the hash), so each entry is serialised once."""
+    if _ENVELOPE.isdisjoint(body):
+        text = _c_entry_line(type_, entry_id, parent, ts, data) if _c_entry_line is not None else None
+        if text is None:
+            parent_json = "null" if parent is None else f'"{parent}"'
+            head = f'{{"type":"{type_}","id":"{entry_id}","parent":{parent_json},"ts":"{ts}"'.encode()
+            tail = memoryview(data)[1:]  # the body's members and its "}"
+            text = head + b"}\n" if len(data) == 2 else b"".join((head, b",", tail, b"\n"))
+        return text
+    # a body member named like an envelope member: written as before (the body's wins)
+    return orjson.dumps({"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}, option=_LINE)
+
+
 def _keep(left: JSONDict, **members: Any) -> None:
     for key, value in members.items():
         if value is not None:
@@ -627,10 +641,31 @@ def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], re
     with _CollectorPaused():
         ahead = _Lookahead(iter(stream))
         writer = _start(stream.session, ahead, out, options, report)
-        write = writer.write_entry
-        for entry in ahead.drain():
-            write(entry)
+        last_line = _first_part(stream, ahead, options)
+        if last_line is not None:
+            from .parallel import write_in_two
+
+            write_in_two(stream, ahead.drain(), writer, last_line, options, report)
+        else:
+            write = writer.write_entry
+            for entry in ahead.drain():
+                write(entry)
         report.entries_written = writer.written
+
+
+def _first_part(stream: Any, ahead: _Lookahead, options: Mapping[str, Any]) -> int | None:
+    """With ``options["jobs"]`` of 2 or more, a large file read from a path or bytes, and
+    nothing read ahead for the header: the last line of the part this process writes
+    itself (the rest goes to a second process); otherwise ``None``."""
+    jobs = options.get("jobs") or 1
+    if jobs < 2 or ahead.held:
+        return None
+    from .parallel import FIRST_SHARE, fork_available, split_line
+
+    source = getattr(stream, "source", None)
+    if not fork_available() or not isinstance(source, (str, bytes, bytearray)):
+        return None
+    return split_line(source, FIRST_SHARE)
 
 
 class _CollectorPaused:

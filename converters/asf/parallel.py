@@ -1,0 +1,307 @@
+"""One large ASF conversion on two processes.
+
+Entry ids chain (each hashes its parent's id), so the file cannot simply be cut in two
+and each half converted alone. What can be split is the costly part: mapping an entry,
+serialising its body canonically and hashing it depend only on the entry and on a little
+state (the settings in force, the call ids taken, the last timestamp), never on ids.
+
+So a forked worker reads the whole file. Over the first part it keeps only that state
+(:class:`_StateWriter` maps no message that leaves the state as it is); over the rest it
+maps, serialises, hashes and checks each entry as the one-process writer does, writing
+each body to a file and recording its type, timestamp, body hash and parent (an earlier
+record, or a pi entry of the first part). Meanwhile this process writes the first part as
+usual; then it reads the worker's records and, in order, computes each envelope id, which
+needs only the parent's id and the body hash, and writes the line. Entries whose bodies
+name other entries' ids (compactions, branch summaries, labels, context edits) are rare,
+and the worker hands them over whole: this process writes them with the state the worker
+sends along. The output is the one-process output, byte for byte; the tests hold the two
+to it on every corpus file, split at many places.
+
+Anything the worker cannot do (a file that needs the whole document, an output that fails
+validation, any error) makes the conversion raise ``NeedsWholeSession`` and start over on
+the whole document, in one process, which also words a validation failure exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import pickle
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from piconv import ir
+from piconv.report import Report
+
+from .ids import envelope_id_plain
+from .writer import (
+    _ENVELOPE,
+    _NO_SETTINGS,
+    Settings,
+    _sha256,
+    _Writer,
+    assistant_settings,
+    entry_line,
+)
+
+MIN_BYTES = 8 * 1024 * 1024
+"""Below this input size one process is quicker than forking a second."""
+
+FIRST_SHARE = 0.5
+"""The share of the input (in bytes) this process converts itself; the worker maps and
+hashes the rest, and this process then only stitches it in. Measured on the 100 MiB bench,
+both processes finish together near one half."""
+
+# Bodies that name other entries' ASF ids, or ask whether one entry is on another's path.
+_HANDED_OVER = (ir.Compaction, ir.BranchSummary, ir.Label, ir.ContextEdit)
+# Entry bodies after which the settings and the call ids are those of the parent.
+_STATE_KEEPING_MESSAGES = (ir.UserMessage, ir.ToolResult, ir.ExtensionMessage, ir.ShellCommand, ir.SummaryMessage, ir.UnknownMessage)
+_PLACEHOLDER = "sha256:" + "0" * 64  # an id of the right shape, for the schema check alone
+_NO_BODY: dict[str, Any] = {}
+
+
+def fork_available() -> bool:
+    return hasattr(os, "fork") and sys.platform != "win32"
+
+
+def split_line(source: Any, share: float) -> int | None:
+    """The number of the last line this process converts: the line holding the byte at
+    ``share`` of the input (``None``: too small to split, or not a file or bytes)."""
+    if isinstance(source, (bytes, bytearray)):
+        size = len(source)
+        if size < MIN_BYTES:
+            return None
+        cut = int(size * share)
+        return source.count(b"\n", 0, cut) + 1
+    try:
+        size = os.path.getsize(source)
+    except (OSError, TypeError):
+        return None
+    if size < MIN_BYTES:
+        return None
+    cut = int(size * share)
+    lines = 1
+    with open(source, "rb", buffering=0) as fh:
+        while cut > 0:
+            chunk = fh.read(min(cut, 1 << 22))
+            if not chunk:
+                break
+            lines += chunk.count(b"\n")
+            cut -= len(chunk)
+    return lines
+
+
+class _Discard(Report):
+    """A report nothing is kept in (the first part is reported by the main process)."""
+
+    def add(self, code: str, line: int | None = None, detail: str | None = None, count: int = 1) -> None:
+        pass
+
+
+class _Recorder(Report):
+    """A report that records each addition among the worker's records, in order."""
+
+    def __init__(self, records: list[tuple[Any, ...]]) -> None:
+        super().__init__(format="asf")
+        self.records = records
+
+    def add(self, code: str, line: int | None = None, detail: str | None = None, count: int = 1) -> None:
+        self.records.append(("r", code, line, detail, count))
+
+
+@dataclasses.dataclass
+class _StateWriter(_Writer):
+    """Keeps the state the rest of the file needs and writes nothing: a pi entry's ASF ids
+    are left to the main process and stand as the pi id itself."""
+
+    def emit(self, type_: str, parent: Any, ts: str, body: dict[str, Any], line: int) -> str:
+        return ""
+
+    def write_entry(self, entry: ir.Entry) -> None:
+        body = entry.body
+        message = body.message if type(body) is ir.MessageBody else None
+        parent_state = self.state.get(entry.parent_id, _NO_SETTINGS) if entry.parent_id else _NO_SETTINGS
+        if type(message) is ir.AssistantMessage:
+            # what map_assistant changes: the settings, and the call ids it hands out
+            state = assistant_settings(parent_state, message.model)
+            if type(message.content) is not str:
+                for part in message.content or ():
+                    if type(part) is ir.ToolCall:
+                        self.call_id(part.call_id, entry.origin.line)
+            self.keep(entry, state)
+        elif type(message) in _STATE_KEEPING_MESSAGES or (message is None and type(body) not in (ir.ModelChange, ir.ReasoningLevelChange)):
+            self.keep(entry, parent_state)
+        else:  # system messages, model and thinking level changes: mapped as usual
+            super().write_entry(entry)
+            self.asf_ids[entry.id] = (entry.id, entry.id)
+
+    def keep(self, entry: ir.Entry, state: Settings) -> None:
+        """What write_entry leaves behind for an entry, without mapping it."""
+        self.ts_of(entry, {})
+        self.next_line = entry.origin.line + 1
+        self.asf_ids[entry.id] = (entry.id, entry.id)
+        self.state[entry.id] = state
+
+
+@dataclasses.dataclass
+class _DetachedWriter(_Writer):
+    """Maps, serialises, hashes and checks entries as the one-process writer does, but
+    records each one (its id is computed later, by the main process)."""
+
+    records: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
+    bodies: Any = None
+    count: int = 0
+
+    def emit(self, type_: str, parent: Any, ts: str, body: dict[str, Any], line: int) -> Any:
+        type_, body, data = self.serialise(type_, body, line)
+        if self.checker is not None:
+            shape = {"type": type_, "id": _PLACEHOLDER, "parent": None if parent is None else _PLACEHOLDER, "ts": ts, **body}
+            self.checker.shape(shape, 0)
+        self.bodies.write(data)
+        # the body travels only when a member is named like an envelope member (see entry_line)
+        self.records.append(("e", type_, parent, ts, _sha256(data).hexdigest(), len(data), _NO_BODY if _ENVELOPE.isdisjoint(body) else body))
+        number = self.count
+        self.count += 1
+        return number
+
+    def write_entry(self, entry: ir.Entry) -> None:
+        if type(entry.body) in _HANDED_OVER:
+            parent_state = self.state.get(entry.parent_id, _NO_SETTINGS) if entry.parent_id else _NO_SETTINGS
+            self.records.append(("d", entry, parent_state, self.last_ts, self.next_line))
+            report, self.report = self.report, _Discard(format="asf")  # the main process reports it
+            try:
+                self.ts_of(entry, {})
+            finally:
+                self.report = report
+            self.next_line = entry.origin.line + 1
+            self.asf_ids[entry.id] = (entry.id, entry.id)
+            self.state[entry.id] = parent_state
+            return
+        super().write_entry(entry)
+        first, last = self.asf_ids[entry.id]
+        self.records.append(("p", entry.id, first, last, self.item_ids.get(entry.id), entry.id in self.editable))
+
+
+def _worker(stream: Any, last_line: int, validate: bool, folder: str, main: _Writer) -> None:
+    """The forked worker: the state over lines up to ``last_line``, then the records."""
+    source = stream.reopen()
+    fields = {f.name: getattr(main, f.name) for f in dataclasses.fields(_Writer)}
+    fields.update(out=None, report=_Discard(format="asf"), checker=None)
+    state = _StateWriter(**fields)
+    entries: Iterator[ir.Entry] = iter(source)
+    entry = None
+    for entry in entries:
+        if entry.origin.line > last_line:
+            break
+        state.write_entry(entry)
+    else:
+        entry = None
+    records: list[tuple[Any, ...]] = []
+    checker = None
+    if validate:
+        from .validate import WriteChecker
+
+        checker = WriteChecker(None)
+        checker.call_ids = set(state.call_ids)  # each call id handed out went into an item
+    with open(os.path.join(folder, "bodies"), "wb", buffering=1 << 20) as bodies:
+        fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(_Writer)}
+        fields.update(report=_Recorder(records), checker=checker)
+        rest = _DetachedWriter(**fields, records=records, bodies=bodies)
+        if entry is not None:
+            rest.write_entry(entry)
+            for entry in entries:
+                rest.write_entry(entry)
+    with open(os.path.join(folder, "records"), "wb") as fh:
+        pickle.dump((records, source.issues, source.lines_read, source.entries_read), fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _stitch(writer: _Writer, folder: str, report: Report) -> tuple[Any, int, int]:
+    """Write the worker's records in order; the reader's account of the whole file."""
+    with open(os.path.join(folder, "records"), "rb") as fh:
+        records, issues, lines_read, entries_read = pickle.load(fh)
+    ids: list[str] = []
+    asf_ids = writer.asf_ids
+    ancestry = writer.ancestry
+    checker = writer.checker
+    write = writer.out.write
+    with open(os.path.join(folder, "bodies"), "rb", buffering=1 << 20) as bodies:
+        read = bodies.read
+        for record in records:
+            kind = record[0]
+            if kind == "e":
+                _, type_, parent, ts, digest, size, body = record
+                data = read(size)
+                if parent is not None:
+                    parent = ids[parent] if type(parent) is int else asf_ids[parent][1]
+                entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + digest)
+                if checker is not None:
+                    checker.links({"type": type_, "id": entry_id, "parent": parent}, writer.written + 2, ancestry, calls=False)
+                write(entry_line(type_, entry_id, parent, ts, data, body))
+                ancestry.add(entry_id, parent)
+                writer.written += 1
+                ids.append(entry_id)
+            elif kind == "p":
+                _, pi_id, first, last, items, editable = record
+                asf_ids[pi_id] = (ids[first], ids[last])
+                if items:
+                    writer.item_ids[pi_id] = [ids[i] for i in items]
+                if editable:
+                    writer.editable.add(pi_id)
+            elif kind == "d":
+                _, entry, parent_state, last_ts, next_line = record
+                if entry.parent_id is not None:
+                    writer.state[entry.parent_id] = parent_state
+                writer.last_ts = last_ts
+                writer.next_line = next_line
+                writer.write_entry(entry)
+            else:
+                report.add(*record[1:])
+    return issues, lines_read, entries_read
+
+
+def write_in_two(stream: Any, entries: Iterator[ir.Entry], writer: _Writer, last_line: int, options: Mapping[str, Any], report: Report) -> None:
+    """Write every entry of ``stream``: those up to ``last_line`` here, the rest mapped by
+    a forked worker and stitched in after. Raises ``NeedsWholeSession`` when the worker
+    fails, so that the caller starts over on the whole document."""
+    from piconv.stream import NeedsWholeSession
+
+    folder = tempfile.mkdtemp(prefix="piconv-asf-")
+    try:
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns
+            code = 1
+            try:
+                _worker(stream, last_line, bool(options.get("validate")), folder, writer)
+                code = 0
+            except BaseException:  # the main process starts over; it words any error itself
+                pass
+            finally:
+                os._exit(code)
+        try:
+            for entry in entries:
+                if entry.origin.line > last_line:
+                    break
+                writer.write_entry(entry)
+        except BaseException:
+            _reap(pid, kill=True)
+            raise
+        if not _reap(pid, kill=False):
+            raise NeedsWholeSession(last_line + 1, "the second process could not convert the rest")
+        issues, lines_read, entries_read = _stitch(writer, folder, report)
+        stream.adopt(issues, lines_read, entries_read)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reap(pid: int, *, kill: bool) -> bool:
+    """Wait for the worker (killing it first if ``kill``); whether it succeeded."""
+    if kill:
+        with contextlib.suppress(OSError):  # already gone
+            os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
