@@ -245,11 +245,18 @@ def _write_checked(
         from .pipe import ParallelStream
 
         stream = ParallelStream()  # on a second core once the output is large
+        piped = True
     else:
         stream = Stream(section=SECTION_CHARS)
+        piped = False
 
-    def sink(text: str) -> None:
-        stream.feed(text)
+    feed = stream.feed
+
+    def sink(text: str, data: bytes) -> None:
+        if piped:
+            feed(text, data)
+        else:
+            feed(text)
         if kept is not None:
             kept.append(text)
 
@@ -257,8 +264,8 @@ def _write_checked(
         _emit(out, report, head, body, sink)
         problems = stream.close()
     finally:
-        if hasattr(stream, "abort"):
-            stream.abort()  # a failure while rendering leaves no child behind
+        if piped:
+            stream.abort()  # a failure while rendering leaves no child behind (else a no-op)
     if stream.incomplete:
         # Rare (a CR, or a link definition after text that could use it): the whole check.
         if kept is not None:
@@ -333,7 +340,7 @@ def _note_line(text: str) -> str:
 
 
 def _emit(
-    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str], None] | None = None
+    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str, bytes], None] | None = None
 ) -> None:
     """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
     pieces of about :data:`FLUSH_CHARS`, as the blocks come. Lone surrogates (from
@@ -353,7 +360,7 @@ def _emit(
         _write(out, report, "\n".join(pending), sink)
 
 
-def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None] | None = None) -> None:
+def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str, bytes], None] | None = None) -> None:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
@@ -363,4 +370,4 @@ def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None
         data = text.encode("utf-8")
     out.write(data)
     if sink is not None:
-        sink(text)
+        sink(text, data)
