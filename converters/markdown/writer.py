@@ -353,10 +353,11 @@ def _emit(
         for block in blocks:
             size += len(block)
         if size >= FLUSH_CHARS:
-            pending.append("")  # the separator after the last block: no copy of the piece
             _write(out, report, "\n".join(pending), sink)
-            pending, size = [], 0
-    if pending:
+            # The separator before the next block starts the next piece (no copy of this
+            # one), and only if a block follows: the output ends with the last block.
+            pending, size = [""], 0
+    if len(pending) > 1 or pending[0]:
         _write(out, report, "\n".join(pending), sink)
 
 
