@@ -61,8 +61,8 @@ def _main_parser() -> _Parser:
         type=int,
         metavar="N",
         help="processes to use: for a directory, the worker processes (default: the cores this process "
-        "may use); for one session (default 1), 2 or more let a format check a large output in a second "
-        "process as it is written",
+        "may use); for one session, 1 keeps to one process and 2 or more let a format check a large output "
+        "in a second process as it is written (default: when fork and two CPUs are available)",
     )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
@@ -181,9 +181,7 @@ def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str
     converter = registry.get(ns.to[0])
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
-    # One process unless asked: the Markdown writer renders its whole body before writing,
-    # so a checker on a second core overlaps only the writing (measured: no gain yet).
-    options["jobs"] = ns.jobs if ns.jobs is not None else 1
+    options["jobs"] = ns.jobs  # None: the format decides (a second process when it helps)
     source: Any = ns.input  # a format that writes as it reads converts straight from the file
     if converter.write_stream is None or ns.input == "-" or ns.leaf is not None:
         source = load(ns.input, recover_glued=ns.recover_glued)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -106,6 +107,38 @@ def _note(text: str) -> str:
 
 _NO_RESULT = _note("No result recorded for this call.")
 
+BATCH_ENTRIES = 256
+"""Entries rendered per list of blocks (about 0.4 MB of Markdown on a typical session)."""
+
+
+@dataclass(slots=True)
+class Run:
+    """A run of entries with its tool results paired (see :meth:`Renderer.plan`)."""
+
+    entries: Sequence[Entry]
+    results: dict[tuple[int, int], Entry]  # (id of the calling entry, part index) -> result
+    paired: set[int]  # ids of the result entries rendered under their call
+
+    @property
+    def turns(self) -> int:
+        """The turn headings :meth:`Renderer.batches` will write: one per entry it renders
+        except system prompts and notes (model and level changes, labels, names, context
+        edits, usage records, extension state, unknown entries). The front matter states
+        it before the body is rendered; the writer compares it with the headings made."""
+        paired = self.paired
+        count = 0
+        for entry in self.entries:
+            body = entry.body
+            if isinstance(body, MessageBody):
+                if not isinstance(body.message, SystemMessage) and id(entry) not in paired:
+                    count += 1
+            elif isinstance(body, _TURN_EVENTS):
+                count += 1
+        return count
+
+
+_TURN_EVENTS = (Compaction, BranchSummary)
+
 
 class Renderer:
     """Renders runs of entries; one instance per document, so turn numbers and image
@@ -125,14 +158,30 @@ class Renderer:
 
     def render(self, entries: Sequence[Entry]) -> list[str]:
         """Markdown blocks for ``entries`` (a path or a segment), each ending in a newline;
-        blocks are to be joined with blank lines. (Blocks are appended to one list by
-        every method below: cheaper than a chain of generators, which pays at every
-        level for every block.)"""
+        blocks are to be joined with blank lines."""
+        out: list[str] = []
+        for batch in self.batches(self.plan(entries)):
+            out += batch
+        return out
+
+    def plan(self, entries: Sequence[Entry]) -> Run:
+        """The run ``entries`` make (tool results paired with their calls), to count its
+        turns before it is rendered and then render it."""
         results, paired = self._pair(entries)
+        return Run(entries, results, paired)
+
+    def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[str]]:
+        """The blocks of :meth:`render`, a list per ``size`` entries: the writer writes
+        (and a checker reads) each list while the next is rendered, so the body is never
+        all in memory. (Within a list, blocks are appended by every method below: cheaper
+        than a chain of generators, which pays at every level for every block.)"""
+        results, paired = run.results, run.paired
         out: list[str] = []
         report = self.report
         message = self._message
-        for entry in entries:
+        event = self._event
+        left = size
+        for entry in run.entries:
             if paired and id(entry) in paired:
                 continue
             body = entry.body
@@ -142,8 +191,13 @@ class Renderer:
             if isinstance(body, MessageBody):
                 message(entry, body.message, results, out)
             else:
-                self._event(entry, body, entry.origin.line, out)
-        return out
+                event(entry, body, entry.origin.line, out)
+            left -= 1
+            if not left:
+                yield out
+                out, left = [], size
+        if out:
+            yield out
 
     def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int]]:
         """Results by (id of the calling entry, part index); the set of paired result

@@ -36,7 +36,7 @@ from piconv.ir import (
 from . import escape as esc
 from . import frontmatter
 from .images import Images
-from .render import Renderer
+from .render import Renderer, Run
 from .tree import Segment, branch_title, segments
 
 FLUSH_CHARS = 1 << 20
@@ -182,8 +182,15 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         if len(rendered) < len(doc.entries):
             report.add("other-branches", count=len(doc.entries) - len(rendered))
     renderer = Renderer(report, images, level, doc.labels())
-    segs = segments(doc) if all_branches else []
-    body = list(_tree(doc, segs, renderer)) if all_branches else renderer.render(rendered)
+    if all_branches:
+        segs = segments(doc)
+        runs = [renderer.plan(seg.entries) for seg in segs]
+        turns = sum(run.turns for run in runs)
+        body = _tree(doc, segs, runs, renderer)
+    else:
+        run = renderer.plan(rendered)
+        turns = run.turns
+        body = renderer.batches(run)
     report.entries_written = len(rendered)
 
     info = doc.session
@@ -200,7 +207,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         "source_file": os.path.basename(info.source_path) if info.source_path else None,
         "leaf": (leaf or doc.leaf_id) if not all_branches else doc.leaf_id,
         "layout": "tree" if all_branches else "path",
-        "turns": renderer.turns,
+        "turns": turns,
     }
     if all_branches:
         fm["segments"] = len(segs) - (0 if segs[0].entries else 1)
@@ -208,32 +215,57 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
     fm["generator"] = "piconv markdown"
 
     head = frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
+    del fm, stats
     if not options.get("validate"):
-        _emit(out, report, [head, *body])
+        _emit(out, report, head, body)
+        _same_turns(renderer, turns)
         return
-    # Validated as it is written: the checker reads each piece as it goes out (see
-    # checker.Stream), so the output is not read back and parsed again afterwards.
+    _write_checked(doc, out, options, report, head, body)
+    _same_turns(renderer, turns)
+
+
+def _same_turns(renderer: Renderer, turns: int) -> None:
+    """The front matter, written first, counted the turns the renderer was to make."""
+    if renderer.turns != turns:
+        raise RuntimeError(f"markdown writer: {renderer.turns} turn headings written, {turns} announced")
+
+
+def _write_checked(
+    doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report, head: str, body: Iterable[list[str]]
+) -> None:
+    """Writes and validates as it writes: the checker reads each piece as it goes out (see
+    checker.Stream), in this process or in a child (:mod:`.pipe`), so the output is not
+    read back and parsed again afterwards."""
     from .checker import SECTION_CHARS, Stream, check
 
     start = _tell(out)
     kept: list[str] | None = None if start is not None else []
     stream: Any
-    if options.get("jobs", 1) >= 2:
+    if use_child(options.get("jobs", 1)):
         from .pipe import ParallelStream
 
         stream = ParallelStream()  # on a second core once the output is large
+        piped = True
     else:
         stream = Stream(section=SECTION_CHARS)
+        piped = False
 
-    def sink(text: str) -> None:
-        stream.feed(text)
+    feed = stream.feed
+
+    def sink(text: str, data: bytes) -> None:
+        if piped:
+            feed(text, data)
+        else:
+            feed(text)
         if kept is not None:
             kept.append(text)
 
-    del fm, rendered
-    _emit(out, report, [head, *body], sink)
-    del body
-    problems = stream.close()
+    try:
+        _emit(out, report, head, body, sink)
+        problems = stream.close()
+    finally:
+        if piped:
+            stream.abort()  # a failure while rendering leaves no child behind (else a no-op)
     if stream.incomplete:
         # Rare (a CR, or a link definition after text that could use it): the whole check.
         if kept is not None:
@@ -251,6 +283,16 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         )
 
 
+def use_child(jobs: int | None) -> bool:
+    """Whether the checker may run in a second process: ``jobs`` >= 2 says yes, 1 says
+    no, ``None`` (the command line's default) lets :func:`.pipe.worthwhile` decide."""
+    if jobs is None:
+        from .pipe import worthwhile
+
+        return worthwhile()
+    return jobs >= 2
+
+
 def _tell(out: IO[bytes]) -> int | None:
     """Where the output starts, if it can be read back from there."""
     try:
@@ -259,28 +301,29 @@ def _tell(out: IO[bytes]) -> int | None:
         return None
 
 
-def _tree(doc: Document, segs: list[Segment], renderer: Renderer) -> Iterator[str]:
+def _tree(doc: Document, segs: list[Segment], runs: list[Run], renderer: Renderer) -> Iterator[list[str]]:
     """The trunk once under "Shared history", then each branch under its own heading."""
     labels = doc.labels()
     trunk = segs[0]
-    for seg in segs:
+    for seg, run in zip(segs, runs, strict=True):
         if seg is trunk:
             if not seg.entries:
                 continue
-            yield "## Shared history\n"
+            head = ["## Shared history\n"]
             if len(segs) > 1:
-                yield f"*The {len(segs) - 1} branches below continue from here.*\n"
+                head.append(f"*The {len(segs) - 1} branches below continue from here.*\n")
         else:
             title = esc.inline(branch_title(seg, labels), 80)
-            yield f"## Branch {seg.number}: {title}\n"
             parent = seg.parent
             if parent is None or parent.last is None:
                 origin = "Starts at its own root."
             else:
+                # the turns of the segments before this one are rendered by now
                 origin = f"Continues from {renderer.last_turn(_lineage(parent))}."
             mark = " The session's current leaf is on this branch." if any(e.id == doc.leaf_id for e in seg.entries) else ""
-            yield _note_line(origin + mark)
-        yield from renderer.render(seg.entries)
+            head = [f"## Branch {seg.number}: {title}\n", _note_line(origin + mark)]
+        yield head
+        yield from renderer.batches(run)
 
 
 def _lineage(seg: Segment) -> Iterator[Entry]:
@@ -296,24 +339,29 @@ def _note_line(text: str) -> str:
     return f"*{text}*\n"
 
 
-def _emit(out: IO[bytes], report: Report, blocks: list[str], sink: Callable[[str], None] | None = None) -> None:
-    """Joins blocks with blank lines and writes UTF-8. Lone surrogates (from ``\\ud800``
-    escapes in the session) cannot be encoded: they become U+FFFD and are counted.
-    ``sink`` gets each piece of text as written."""
-    pending: list[str] = []
-    size = 0
-    for block in blocks:
-        pending.append(block)
-        size += len(block)
+def _emit(
+    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str, bytes], None] | None = None
+) -> None:
+    """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
+    pieces of about :data:`FLUSH_CHARS`, as the blocks come. Lone surrogates (from
+    ``\\ud800`` escapes in the session) cannot be encoded: they become U+FFFD and are
+    counted. ``sink`` gets each piece of text as written."""
+    pending: list[str] = [head]
+    size = len(head)
+    for blocks in body:
+        pending += blocks
+        for block in blocks:
+            size += len(block)
         if size >= FLUSH_CHARS:
-            pending.append("")  # the separator after the last block: no copy of the piece
             _write(out, report, "\n".join(pending), sink)
-            pending, size = [], 0
-    if pending:
+            # The separator before the next block starts the next piece (no copy of this
+            # one), and only if a block follows: the output ends with the last block.
+            pending, size = [""], 0
+    if len(pending) > 1 or pending[0]:
         _write(out, report, "\n".join(pending), sink)
 
 
-def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None] | None = None) -> None:
+def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str, bytes], None] | None = None) -> None:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
@@ -323,4 +371,4 @@ def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None
         data = text.encode("utf-8")
     out.write(data)
     if sink is not None:
-        sink(text)
+        sink(text, data)
