@@ -187,7 +187,39 @@ class _DetachedWriter(_Writer):
         self.records.append(("p", entry.id, first, last, self.item_ids.get(entry.id), entry.id in self.editable))
 
 
-def _worker(stream: Any, last_line: int, validate: bool, folder: str, main: _Writer) -> None:
+BATCH = 2048
+"""Records per batch: the main process stitches each batch in as soon as the worker has
+written it, so stitching overlaps the worker's own work."""
+
+_BATCH_READY = b"b"
+_DONE = b"e"
+
+
+class _Batches:
+    """The worker's side of the hand-over: bodies go to one file, records in pickled
+    batches to another, and a byte on a pipe says each batch is complete (a pipe alone
+    would fill up and stop the worker while the main process is still busy)."""
+
+    def __init__(self, folder: str, notify: int) -> None:
+        self.bodies = open(os.path.join(folder, "bodies"), "wb", buffering=1 << 20)  # noqa: SIM115
+        self.records_file = open(os.path.join(folder, "records"), "wb")  # noqa: SIM115
+        self.notify = notify
+
+    def send(self, records: list[tuple[Any, ...]]) -> None:
+        self.bodies.flush()
+        pickle.dump(records, self.records_file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.records_file.flush()
+        os.write(self.notify, _BATCH_READY)
+        records.clear()
+
+    def finish(self, account: tuple[Any, ...]) -> None:
+        self.bodies.close()
+        pickle.dump(account, self.records_file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.records_file.close()
+        os.write(self.notify, _DONE)
+
+
+def _worker(stream: Any, last_line: int, validate: bool, folder: str, notify: int, main: _Writer) -> None:
     """The forked worker: the state over lines up to ``last_line``, then the records."""
     source = stream.reopen()
     fields = {f.name: getattr(main, f.name) for f in dataclasses.fields(_Writer)}
@@ -208,29 +240,38 @@ def _worker(stream: Any, last_line: int, validate: bool, folder: str, main: _Wri
 
         checker = WriteChecker(None)
         checker.call_ids = set(state.call_ids)  # each call id handed out went into an item
-    with open(os.path.join(folder, "bodies"), "wb", buffering=1 << 20) as bodies:
-        fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(_Writer)}
-        fields.update(report=_Recorder(records), checker=checker)
-        rest = _DetachedWriter(**fields, records=records, bodies=bodies)
-        if entry is not None:
-            rest.write_entry(entry)
-            for entry in entries:
-                rest.write_entry(entry)
-    with open(os.path.join(folder, "records"), "wb") as fh:
-        pickle.dump((records, source.issues, source.lines_read, source.entries_read), fh, protocol=pickle.HIGHEST_PROTOCOL)
+    batches = _Batches(folder, notify)
+    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(_Writer)}
+    fields.update(report=_Recorder(records), checker=checker)
+    rest = _DetachedWriter(**fields, records=records, bodies=batches.bodies)
+    if entry is not None:
+        write = rest.write_entry
+        write(entry)
+        for entry in entries:
+            write(entry)
+            if len(records) >= BATCH:
+                batches.send(records)
+    if records:
+        batches.send(records)
+    batches.finish((source.issues, source.lines_read, source.entries_read))
 
 
-def _stitch(writer: _Writer, folder: str, report: Report) -> tuple[Any, int, int]:
-    """Write the worker's records in order; the reader's account of the whole file."""
-    with open(os.path.join(folder, "records"), "rb") as fh:
-        records, issues, lines_read, entries_read = pickle.load(fh)
-    ids: list[str] = []
-    asf_ids = writer.asf_ids
-    ancestry = writer.ancestry
-    checker = writer.checker
-    write = writer.out.write
-    with open(os.path.join(folder, "bodies"), "rb", buffering=1 << 20) as bodies:
-        read = bodies.read
+class _Stitcher:
+    """The main process's side: each record in order, into the output."""
+
+    def __init__(self, writer: _Writer, report: Report) -> None:
+        self.writer = writer
+        self.report = report
+        self.ids: list[str] = []  # the worker's entries' ids, by their number
+
+    def batch(self, records: list[tuple[Any, ...]], read: Any) -> None:
+        writer = self.writer
+        ids = self.ids
+        asf_ids = writer.asf_ids
+        ancestry = writer.ancestry
+        nodes = ancestry.nodes
+        checker = writer.checker
+        write = writer.out.write
         for record in records:
             kind = record[0]
             if kind == "e":
@@ -239,7 +280,7 @@ def _stitch(writer: _Writer, folder: str, report: Report) -> tuple[Any, int, int
                 if parent is not None:
                     parent = ids[parent] if type(parent) is int else asf_ids[parent][1]
                 entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + digest)
-                if checker is not None:
+                if checker is not None and (entry_id in nodes or (parent is not None and parent not in nodes)):
                     checker.links({"type": type_, "id": entry_id, "parent": parent}, writer.written + 2, ancestry, calls=False)
                 write(entry_line(type_, entry_id, parent, ts, data, body))
                 ancestry.add(entry_id, parent)
@@ -260,8 +301,29 @@ def _stitch(writer: _Writer, folder: str, report: Report) -> tuple[Any, int, int
                 writer.next_line = next_line
                 writer.write_entry(entry)
             else:
-                report.add(*record[1:])
-    return issues, lines_read, entries_read
+                self.report.add(*record[1:])
+
+
+def _stitch(writer: _Writer, folder: str, notify: int, report: Report) -> tuple[Any, ...] | None:
+    """Stitch the worker's batches in as they come; the reader's account of the whole
+    file, or ``None`` when the worker stopped before the end."""
+    stitcher = _Stitcher(writer, report)
+    records_file = bodies = None
+    try:
+        while True:
+            signal_byte = os.read(notify, 1)
+            if not signal_byte:
+                return None  # the worker is gone without finishing
+            if records_file is None:
+                records_file = open(os.path.join(folder, "records"), "rb")  # noqa: SIM115
+                bodies = open(os.path.join(folder, "bodies"), "rb", buffering=1 << 20)  # noqa: SIM115
+            if signal_byte == _DONE:
+                return pickle.load(records_file)
+            stitcher.batch(pickle.load(records_file), bodies.read)  # type: ignore[union-attr]
+    finally:
+        for fh in (records_file, bodies):
+            if fh is not None:
+                fh.close()
 
 
 def write_in_two(stream: Any, entries: Iterator[ir.Entry], writer: _Writer, last_line: int, options: Mapping[str, Any], report: Report) -> None:
@@ -271,30 +333,38 @@ def write_in_two(stream: Any, entries: Iterator[ir.Entry], writer: _Writer, last
     from piconv.stream import NeedsWholeSession
 
     folder = tempfile.mkdtemp(prefix="piconv-asf-")
+    notify_read, notify_write = os.pipe()
+    pid = -1
     try:
         pid = os.fork()
         if pid == 0:  # the worker: never returns
             code = 1
             try:
-                _worker(stream, last_line, bool(options.get("validate")), folder, writer)
+                os.close(notify_read)
+                _worker(stream, last_line, bool(options.get("validate")), folder, notify_write, writer)
                 code = 0
             except BaseException:  # the main process starts over; it words any error itself
                 pass
             finally:
                 os._exit(code)
-        try:
-            for entry in entries:
-                if entry.origin.line > last_line:
-                    break
-                writer.write_entry(entry)
-        except BaseException:
-            _reap(pid, kill=True)
-            raise
-        if not _reap(pid, kill=False):
+        os.close(notify_write)
+        notify_write = -1
+        for entry in entries:
+            if entry.origin.line > last_line:
+                break
+            writer.write_entry(entry)
+        account = _stitch(writer, folder, notify_read, report)
+        ok = _reap(pid, kill=False)
+        pid = -1
+        if account is None or not ok:
             raise NeedsWholeSession(last_line + 1, "the second process could not convert the rest")
-        issues, lines_read, entries_read = _stitch(writer, folder, report)
-        stream.adopt(issues, lines_read, entries_read)
+        stream.adopt(*account)
     finally:
+        if pid > 0:
+            _reap(pid, kill=True)
+        for fd in (notify_read, notify_write):
+            if fd >= 0:
+                os.close(fd)
         shutil.rmtree(folder, ignore_errors=True)
 
 
