@@ -13,6 +13,7 @@ CONVERTER_MAY_IMPORT = {
     "piconv",
     "piconv.ir",
     "piconv.stream",  # the input of Converter.write_stream
+    "piconv.processes",  # whether to take a second process
     "piconv.registry",
     "piconv.report",
     "piconv.validation",

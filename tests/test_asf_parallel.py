@@ -145,3 +145,16 @@ def test_small_files_and_one_job_stay_in_one_process(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
     _convert(data, jobs=1)
     assert calls == []
+
+
+def test_jobs_none_takes_a_second_process_when_it_helps(split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    from piconv import processes
+
+    data = _state_heavy_session()
+    expected = _convert(data, jobs=1)
+    for helps in (False, True):
+        monkeypatch.setattr(processes, "second_process_helps", lambda helps=helps: helps)
+        out = io.BytesIO()
+        report = convert(data, "asf", out, {"jobs": None})
+        assert (out.getvalue(), report.to_json()) == expected
+    assert len(split_everywhere) == 1  # only when it helps

@@ -14,7 +14,7 @@ from typing import Any
 
 import piconv
 import pytest
-from piconv import Report, ValidationFailed
+from piconv import Report, ValidationFailed, processes
 from piconv.cli import main
 from piconv.converters.markdown import pipe, render, write, writer
 from piconv.converters.markdown.images import Images
@@ -212,7 +212,7 @@ def test_worthwhile_wants_two_cpus_one_thread_and_no_pool(monkeypatch: pytest.Mo
     monkeypatch.setattr(threading, "active_count", lambda: 1)
     monkeypatch.setattr(multiprocessing, "parent_process", lambda: object())
     assert not pipe.worthwhile()  # a pool's worker: its siblings use the CPUs
-    monkeypatch.setattr(pipe, "fork_available", lambda: False)
+    monkeypatch.setattr(processes, "fork_available", lambda: False)
     monkeypatch.setattr(multiprocessing, "parent_process", lambda: None)
     assert not pipe.worthwhile()
 

@@ -30,7 +30,6 @@ import os
 import pickle
 import shutil
 import signal
-import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -63,10 +62,6 @@ _HANDED_OVER = (ir.Compaction, ir.BranchSummary, ir.Label, ir.ContextEdit)
 _STATE_KEEPING_MESSAGES = (ir.UserMessage, ir.ToolResult, ir.ExtensionMessage, ir.ShellCommand, ir.SummaryMessage, ir.UnknownMessage)
 _PLACEHOLDER = "sha256:" + "0" * 64  # an id of the right shape, for the schema check alone
 _NO_BODY: dict[str, Any] = {}
-
-
-def fork_available() -> bool:
-    return hasattr(os, "fork") and sys.platform != "win32"
 
 
 def split_line(source: Any, share: float) -> int | None:

@@ -654,17 +654,19 @@ def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], re
 
 
 def _first_part(stream: Any, ahead: _Lookahead, options: Mapping[str, Any]) -> int | None:
-    """With ``options["jobs"]`` of 2 or more, a large file read from a path or bytes, and
+    """When ``options["jobs"]`` asks for a second process (2 or more; ``None``: when it
+    helps, see :mod:`piconv.processes`), for a large file read from a path or bytes with
     nothing read ahead for the header: the last line of the part this process writes
     itself (the rest goes to a second process); otherwise ``None``."""
-    jobs = options.get("jobs") or 1
-    if jobs < 2 or ahead.held:
-        return None
-    from .parallel import FIRST_SHARE, fork_available, split_line
+    from piconv.processes import fork_available, wants_second_process
 
     source = getattr(stream, "source", None)
-    if not fork_available() or not isinstance(source, (str, bytes, bytearray)):
+    if ahead.held or not isinstance(source, (str, bytes, bytearray)) or not fork_available():
         return None
+    if not wants_second_process(options.get("jobs", 1)):
+        return None
+    from .parallel import FIRST_SHARE, split_line
+
     return split_line(source, FIRST_SHARE)
 
 

@@ -24,9 +24,10 @@ import contextlib
 import multiprocessing
 import os
 import queue
-import sys
 import threading
 from typing import Any
+
+from piconv.processes import fork_available, second_process_helps
 
 from .checker import SECTION_CHARS, Stream
 
@@ -35,22 +36,11 @@ START_CHARS = 4 << 20
 and saves nothing on a small output."""
 
 
-def fork_available() -> bool:
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-
-
 def worthwhile() -> bool:
-    """The default (``jobs`` not given): a child when it can only help. ``fork`` exists,
-    two CPUs are this process's, no other thread runs (forking a threaded process can
-    deadlock the child) and this is not itself a worker of a process pool (whose siblings
-    already use the CPUs). Whether the output is large enough is decided as it grows."""
-    if not fork_available():
-        return False
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return cpus >= 2 and threading.active_count() == 1 and multiprocessing.parent_process() is None
+    """The default (``jobs`` not given): a child when it can only help
+    (:func:`piconv.processes.second_process_helps`). Whether the output is large enough is
+    decided as it grows."""
+    return second_process_helps()
 
 
 def _serve(conn: Any, parent_end: Any) -> None:
