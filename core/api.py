@@ -119,7 +119,7 @@ def convert(
     if directory is not None:
         os.makedirs(directory, exist_ok=True)
     with tempfile.NamedTemporaryFile(
-        "w+b", dir=directory, prefix=".piconv-", suffix=converter.extension, delete=False
+        "w+b", buffering=1 << 20, dir=directory, prefix=".piconv-", suffix=converter.extension, delete=False
     ) as tmp:
         # The wrapper's every call goes through a Python-level __getattr__ (5% of an ASF
         # conversion, which writes a line at a time): converters get the file itself.

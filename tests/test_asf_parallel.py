@@ -27,14 +27,14 @@ def _convert(source: bytes | Path, jobs: int) -> tuple[bytes, dict]:
 def split_everywhere(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Split even small files; returns the list of splits made (one per conversion)."""
     made: list[int] = []
-    real = parallel.write_in_two
+    real = parallel.Worker.__init__
 
-    def counted(*args: object, **kwargs: object) -> None:
-        made.append(args[3])  # type: ignore[arg-type]
-        real(*args, **kwargs)  # type: ignore[arg-type]
+    def counted(self: parallel.Worker, stream: object, last_line: int, options: object) -> None:
+        made.append(last_line)
+        real(self, stream, last_line, options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
-    monkeypatch.setattr(parallel, "write_in_two", counted)
+    monkeypatch.setattr(parallel.Worker, "__init__", counted)
     return made
 
 
@@ -138,7 +138,7 @@ def test_an_irregular_second_part_means_starting_over(split_everywhere: list[int
 
 def test_small_files_and_one_job_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(parallel, "write_in_two", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(parallel.Worker, "__init__", lambda *a, **k: calls.append(a))
     data = _state_heavy_session()
     assert len(data) < parallel.MIN_BYTES
     _convert(data, jobs=2)

@@ -214,12 +214,10 @@ class _Batches:
         os.write(self.notify, _DONE)
 
 
-def _worker(stream: Any, last_line: int, validate: bool, folder: str, notify: int, main: _Writer) -> None:
+def _worker(stream: Any, last_line: int, validate: bool, folder: str, notify: int) -> None:
     """The forked worker: the state over lines up to ``last_line``, then the records."""
     source = stream.reopen()
-    fields = {f.name: getattr(main, f.name) for f in dataclasses.fields(_Writer)}
-    fields.update(out=None, report=_Discard(format="asf"), checker=None)
-    state = _StateWriter(**fields)
+    state = _StateWriter(out=None, report=_Discard(format="asf"), next_line=stream.session.line + 1)
     entries: Iterator[ir.Entry] = iter(source)
     entry = None
     for entry in entries:
@@ -321,46 +319,55 @@ def _stitch(writer: _Writer, folder: str, notify: int, report: Report) -> tuple[
                 fh.close()
 
 
-def write_in_two(stream: Any, entries: Iterator[ir.Entry], writer: _Writer, last_line: int, options: Mapping[str, Any], report: Report) -> None:
-    """Write every entry of ``stream``: those up to ``last_line`` here, the rest mapped by
-    a forked worker and stitched in after. Raises ``NeedsWholeSession`` when the worker
-    fails, so that the caller starts over on the whole document."""
-    from piconv.stream import NeedsWholeSession
+class Worker:
+    """The forked worker, from its start (before this process writes anything) to the
+    stitching of its records into the output."""
 
-    folder = tempfile.mkdtemp(prefix="piconv-asf-")
-    notify_read, notify_write = os.pipe()
-    pid = -1
-    try:
-        pid = os.fork()
-        if pid == 0:  # the worker: never returns
+    def __init__(self, stream: Any, last_line: int, options: Mapping[str, Any]) -> None:
+        self.stream = stream
+        self.last_line = last_line
+        self.folder = tempfile.mkdtemp(prefix="piconv-asf-")
+        self.notify, notify_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the worker: never returns
             code = 1
             try:
-                os.close(notify_read)
-                _worker(stream, last_line, bool(options.get("validate")), folder, notify_write, writer)
+                os.close(self.notify)
+                _worker(stream, last_line, bool(options.get("validate")), self.folder, notify_write)
                 code = 0
             except BaseException:  # the main process starts over; it words any error itself
                 pass
             finally:
                 os._exit(code)
         os.close(notify_write)
-        notify_write = -1
+
+    def join(self, entries: Iterator[ir.Entry], writer: _Writer, report: Report) -> None:
+        """Write the entries up to the split line, then stitch the worker's in. Raises
+        ``NeedsWholeSession`` when the worker fails, so that the caller starts over on
+        the whole document."""
+        from piconv.stream import NeedsWholeSession
+
+        last_line = self.last_line
         for entry in entries:
             if entry.origin.line > last_line:
                 break
             writer.write_entry(entry)
-        account = _stitch(writer, folder, notify_read, report)
-        ok = _reap(pid, kill=False)
-        pid = -1
+        account = _stitch(writer, self.folder, self.notify, report)
+        ok = _reap(self.pid, kill=False)
+        self.pid = -1
         if account is None or not ok:
             raise NeedsWholeSession(last_line + 1, "the second process could not convert the rest")
-        stream.adopt(*account)
-    finally:
-        if pid > 0:
-            _reap(pid, kill=True)
-        for fd in (notify_read, notify_write):
-            if fd >= 0:
-                os.close(fd)
-        shutil.rmtree(folder, ignore_errors=True)
+        self.stream.adopt(*account)
+
+    def close(self) -> None:
+        """Stop the worker if it still runs, and clear its files."""
+        if self.pid > 0:
+            _reap(self.pid, kill=True)
+            self.pid = -1
+        if self.notify >= 0:
+            os.close(self.notify)
+            self.notify = -1
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _reap(pid: int, *, kill: bool) -> bool:

@@ -640,28 +640,38 @@ def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], re
     yields every parent before its children). Each entry is freed once written."""
     with _CollectorPaused():
         ahead = _Lookahead(iter(stream))
-        writer = _start(stream.session, ahead, out, options, report)
-        last_line = _first_part(stream, ahead, options)
+        last_line = _first_part(stream, options)
+        worker = None
         if last_line is not None:
-            from .parallel import write_in_two
+            from .parallel import Worker
 
-            write_in_two(stream, ahead.drain(), writer, last_line, options, report)
-        else:
-            write = writer.write_entry
-            for entry in ahead.drain():
-                write(entry)
+            worker = Worker(stream, last_line, options)  # started before anything is written
+        try:
+            writer = _start(stream.session, ahead, out, options, report)
+            if worker is not None:
+                worker.join(ahead.drain(), writer, report)
+            else:
+                write = writer.write_entry
+                for entry in ahead.drain():
+                    write(entry)
+        finally:
+            if worker is not None:
+                worker.close()
         report.entries_written = writer.written
 
 
-def _first_part(stream: Any, ahead: _Lookahead, options: Mapping[str, Any]) -> int | None:
+def _first_part(stream: Any, options: Mapping[str, Any]) -> int | None:
     """When ``options["jobs"]`` asks for a second process (2 or more; ``None``: when it
-    helps, see :mod:`piconv.processes`), for a large file read from a path or bytes with
-    nothing read ahead for the header: the last line of the part this process writes
+    helps, see :mod:`piconv.processes`), for a large file read from a path or bytes whose
+    header needs no entry read ahead: the last line of the part this process writes
     itself (the rest goes to a second process); otherwise ``None``."""
     from piconv.processes import fork_available, wants_second_process
 
+    info = stream.session
     source = getattr(stream, "source", None)
-    if ahead.held or not isinstance(source, (str, bytes, bytearray)) or not fork_available():
+    if info.id is None or not info.created or canonical_ts(info.created) is None:
+        return None  # the header reads entries ahead (see header_of)
+    if not isinstance(source, (str, bytes, bytearray)) or not fork_available():
         return None
     if not wants_second_process(options.get("jobs", 1)):
         return None
