@@ -61,8 +61,9 @@ def _main_parser() -> _Parser:
         type=int,
         metavar="N",
         help="processes to use: for a directory, the worker processes (default: the cores this process "
-        "may use); for one session, 1 keeps to one process and 2 or more let a format check a large output "
-        "in a second process as it is written (default: when fork and two CPUs are available)",
+        "may use); for one session, 1 keeps to one process and 2 or more let a format use a second one "
+        "on a large session (asf: half the entries mapped and hashed there; markdown: the check) "
+        "(default: when fork and two CPUs are available)",
     )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
