@@ -25,7 +25,9 @@ the machine's load touches them alike. Ratios: physical / convert, in wall time,
 throughput ratio the goal is set on (the issue asks >= 25%; with two processes CPU time
 adds up over both, so wall time is the throughput; one process is given in both);
 validation share = (convert - convert without validation) / convert; memory ratio = peak
-RSS of the conversion / input size (the goal is <= 2x). Prints a Markdown table for docs/performance.md (section "ASF").
+memory of the conversion / input size (the goal is <= 2x), as the sampled PSS of both
+processes (pages they share counted once); their VmHWM added is printed beside it.
+Prints a Markdown table for docs/performance.md (section "ASF").
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -89,6 +92,35 @@ print(json.dumps({"times": res, "peak_kib": peak}))
 """
 
 
+def _pss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(x) for x in fh.read().split()]
+    except OSError:
+        return []
+
+
+def run_sampled(cmd: list[str]) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run ``cmd``; the largest sum of PSS (KiB) of it and its children, sampled every 20
+    ms. PSS counts a page shared by a forked worker and its parent once, where adding
+    their peak RSS counts it twice."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    best = 0
+    while proc.poll() is None:
+        best = max(best, sum(_pss_kib(p) for p in [proc.pid, *_children(proc.pid)]))
+        time.sleep(0.02)
+    stdout, stderr = proc.communicate()
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr), best
+
+
 def run_steps(steps: tuple[str, ...], path: str, out: str, runs: int) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
     """Median (cpu, wall) per timed phase over ``runs`` fresh processes per step (after a
     warm-up of each), the steps taking turns; and each step's largest peak RSS in MiB."""
@@ -96,7 +128,7 @@ def run_steps(steps: tuple[str, ...], path: str, out: str, runs: int) -> tuple[d
     peaks: dict[str, float] = {}
     for i in range(runs + 1):
         for step in steps:
-            proc = subprocess.run([sys.executable, "-c", _CHILD, step, path, out], capture_output=True, text=True, check=False)
+            proc, pss = run_sampled([sys.executable, "-c", _CHILD, step, path, out])
             if proc.returncode != 0:
                 raise RuntimeError(f"{step} failed: {proc.stderr[-2000:]}")
             result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -105,6 +137,7 @@ def run_steps(steps: tuple[str, ...], path: str, out: str, runs: int) -> tuple[d
             for name, (cpu, wall) in result["times"].items():
                 samples.setdefault(name, []).append((cpu, wall))
             peaks[step] = max(peaks.get(step, 0.0), result["peak_kib"] / 1024)
+            peaks[step + ":pss"] = max(peaks.get(step + ":pss", 0.0), pss / 1024)
     medians = {
         name: (statistics.median(c for c, _ in values), statistics.median(w for _, w in values))
         for name, values in samples.items()
@@ -155,7 +188,9 @@ def main() -> int:
     print(f"throughput ratio physical / conversion (wall; two processes): {phys[1] / conv[1]:.1%}")
     print(f"throughput ratio physical / conversion in one process: wall {phys[1] / one[1]:.1%}, CPU {phys[0] / one[0]:.1%}")
     print(f"validation share of the conversion (wall): {(conv[1] - plain[1]) / conv[1]:.1%}")
-    print(f"peak memory of the conversion / input: {peaks['convert'] * MiB / size:.2f}x")
+    print(f"peak memory of the conversion / input: {peaks['convert:pss'] * MiB / size:.2f}x "
+          f"(PSS of both processes, sampled; their peak RSS added: {peaks['convert'] * MiB / size:.2f}x; "
+          f"one process: {peaks['convert-1'] * MiB / size:.2f}x)")
     return 0
 
 
