@@ -76,7 +76,8 @@ _TS = re.compile(
 )
 
 
-_JS_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z").fullmatch
+# pi's toISOString() form, hour, minute and second in range; groups: day, fraction
+_JS_TS = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.([0-9]{3})Z").fullmatch
 
 
 @functools.lru_cache(maxsize=64)
@@ -95,16 +96,11 @@ def canonical_ts(text: str) -> str | None:
     truncated to nine digits without trailing zeros, second 60 as 59); ``None`` when
     ``text`` is no RFC 3339 date-time."""
     # JavaScript's toISOString() (YYYY-MM-DDTHH:MM:SS.mmmZ, what pi writes) when the day
-    # exists and hour, minute and second are in range (compared as two ASCII digits);
-    # a leap second or anything else takes the general path.
-    if (
-        _JS_TS(text) is not None
-        and text[11:13] < "24"
-        and text[14:16] < "60"
-        and text[17:19] < "60"
-        and _is_day(text[:10])
-    ):
-        fraction = text[20:23].rstrip("0")
+    # exists and hour, minute and second are in range; a leap second or anything else
+    # takes the general path.
+    match = _JS_TS(text)
+    if match is not None and _is_day(match[1]):
+        fraction = match[2].rstrip("0")
         return f"{text[:19]}.{fraction}Z" if fraction else f"{text[:19]}Z"
     return canonical_ts_general(text)
 

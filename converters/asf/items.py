@@ -92,25 +92,61 @@ def usage(u: ir.Usage | None, left: JSONDict) -> JSONDict | None:
     ``input_tokens``; pi counts cache reads and writes apart, so they are added back."""
     if u is None:
         return None
-    def num(v: Any) -> int:
-        return v if type(v) is int else 0
-    inp = num(u.input_tokens) + num(u.cache_read_tokens) + num(u.cache_write_tokens)
+    # Spelled out member by member: this runs for every assistant message.
+    inp = u.input_tokens
+    out_tokens = u.output_tokens
+    read = u.cache_read_tokens
+    write = u.cache_write_tokens
+    write_1h = u.cache_write_1h_tokens
+    reasoning = u.reasoning_tokens
+    total = u.total_tokens
+    kept: JSONDict = {}
+    if inp is not None:
+        kept["input_tokens"] = inp
+    if out_tokens is not None:
+        kept["output_tokens"] = out_tokens
+    if read is not None:
+        kept["cache_read_tokens"] = read
+    if write is not None:
+        kept["cache_write_tokens"] = write
+    if write_1h is not None:
+        kept["cache_write_1h_tokens"] = write_1h
+    if reasoning is not None:
+        kept["reasoning_tokens"] = reasoning
+    if total is not None:
+        kept["total_tokens"] = total
+    read = read if type(read) is int else 0
+    out_tokens = out_tokens if type(out_tokens) is int else 0
+    inp = (inp if type(inp) is int else 0) + read + (write if type(write) is int else 0)
     out: JSONDict = {
         "input_tokens": inp,
-        "input_tokens_details": {"cached_tokens": num(u.cache_read_tokens)},
-        "output_tokens": num(u.output_tokens),
-        "output_tokens_details": {"reasoning_tokens": num(u.reasoning_tokens)},
-        "total_tokens": u.total_tokens if type(u.total_tokens) is int else inp + num(u.output_tokens),
+        "input_tokens_details": {"cached_tokens": read},
+        "output_tokens": out_tokens,
+        "output_tokens_details": {"reasoning_tokens": reasoning if type(reasoning) is int else 0},
+        "total_tokens": total if type(total) is int else inp + out_tokens,
     }
-    kept: JSONDict = {}
-    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-                 "cache_write_1h_tokens", "reasoning_tokens", "total_tokens"):
-        value = getattr(u, name)
-        if value is not None:
-            kept[name] = value
-    if u.cost is not None:
-        kept["cost"] = fields_json(u.cost, skip_empty=True)
+    cost = u.cost
+    if cost is not None:
+        kept["cost"] = _cost_json(cost)
     if u.extra:
         kept["extra"] = dict(u.extra)
     left["usage"] = kept  # pi's own split (and cost) for the rebuild: OR's shape sums it
     return out
+
+
+def _cost_json(cost: ir.Cost) -> JSONDict:
+    """``fields_json(cost, skip_empty=True)``, spelled out (one per assistant message)."""
+    value: JSONDict = {}
+    if cost.input is not None:
+        value["input"] = cost.input
+    if cost.output is not None:
+        value["output"] = cost.output
+    if cost.cache_read is not None:
+        value["cache_read"] = cost.cache_read
+    if cost.cache_write is not None:
+        value["cache_write"] = cost.cache_write
+    if cost.total is not None:
+        value["total"] = cost.total
+    if cost.extra:
+        value["extra"] = dict(cost.extra)
+    return value

@@ -652,7 +652,7 @@ def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], re
                 worker.join(ahead.drain(), writer, report)
             else:
                 write = writer.write_entry
-                for entry in ahead.drain():
+                for entry in ahead.drain() if ahead.held else ahead.source:
                     write(entry)
         finally:
             if worker is not None:
