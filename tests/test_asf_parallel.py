@@ -158,3 +158,16 @@ def test_jobs_none_takes_a_second_process_when_it_helps(split_everywhere: list[i
         report = convert(data, "asf", out, {"jobs": None})
         assert (out.getvalue(), report.to_json()) == expected
     assert len(split_everywhere) == 1  # only when it helps
+
+
+def test_bad_lines_on_either_side_are_reported_once(split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _state_heavy_session().split(b"\n")
+    for at in (3, 12, len(lines) - 4):
+        lines.insert(at, b"{not json")
+    lines.insert(20, b"[1, 2]")
+    data = b"\n".join(lines)
+    expected = _convert(data, jobs=1)
+    assert expected[1]["problems"] == 4
+    for last in range(1, data.count(b"\n") + 1):
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: last)
+        assert _convert(data, jobs=2) == expected, f"split after line {last}"
