@@ -213,47 +213,58 @@ class _Writer:
     # ------------------------------------------------------------------ entries
 
     def write_entry(self, entry: ir.Entry) -> None:
-        parent_state = self.state.get(entry.parent_id, _NO_SETTINGS) if entry.parent_id else _NO_SETTINGS
-        parent = self.ref(entry.parent_id)
-        is_root = parent is None
+        # Runs once per pi entry: attribute chains are read once and ref() is inlined.
+        entry_id = entry.id
+        parent_id = entry.parent_id
+        if parent_id is not None:
+            parent_state = self.state.get(parent_id, _NO_SETTINGS) if parent_id else _NO_SETTINGS
+            pair = self.asf_ids.get(parent_id)
+            parent = pair[1] if pair else None
+        else:
+            parent_state = _NO_SETTINGS
+            parent = None
+        origin = entry.origin
+        line = origin.line
         left: JSONDict = {}
-        if entry.origin.source_type is not None:
-            left["type"] = entry.origin.source_type
-        if entry.origin.source_role is not None:
-            left["role"] = entry.origin.source_role
+        if origin.source_type is not None:
+            left["type"] = origin.source_type
+        if origin.source_role is not None:
+            left["role"] = origin.source_role
         if entry.extra:
             left["extra"] = dict(entry.extra)
-        if entry.origin.synthesized:
-            left["synthesized"] = sorted(entry.origin.synthesized)
-        if entry.origin.line != self.next_line:
-            left["line"] = entry.origin.line  # out of file order, or after lines not read
-        self.next_line = entry.origin.line + 1
+        if origin.synthesized:
+            left["synthesized"] = sorted(origin.synthesized)
+        if line != self.next_line:
+            left["line"] = line  # out of file order, or after lines not read
+        self.next_line = line + 1
         ts = self.ts_of(entry, left)
         lines, state = self.map_body(entry, parent_state, left, parent)
-        if is_root and (not lines or lines[0][0] != "config"):
-            lines.insert(0, ("config", {**parent_state.full()}, False))
-        if is_root:
+        if parent is None:
+            if not lines or lines[0][0] != "config":
+                lines.insert(0, ("config", {**parent_state.full()}, False))
             lines[0][1]["replace"] = True  # the first entry of a root carries full settings
         first = last = None
         items: list[str] = []
+        final = len(lines) - 1
+        emit = self.emit
         for index, (type_, body, is_item) in enumerate(lines):
-            body["legacy_id"] = entry.id
+            body["legacy_id"] = entry_id
             if type_ == "compaction" and body.get("first_kept") == "":
                 body["first_kept"] = last  # the anchor just written
-            if index == len(lines) - 1 and left:
+            if index == final and left:
                 body["pi"] = left
-            last = self.emit(type_, last if last is not None else parent, ts, body, entry.origin.line)
+            last = emit(type_, last if last is not None else parent, ts, body, line)
             if first is None:
                 first = last
             if is_item:
                 items.append(last)
         assert first is not None and last is not None
-        self.asf_ids[entry.id] = (first, last)
+        self.asf_ids[entry_id] = (first, last)
         if items:
-            self.item_ids[entry.id] = items
+            self.item_ids[entry_id] = items
             if type(entry.message) in _EDITABLE:
-                self.editable.add(entry.id)
-        self.state[entry.id] = state
+                self.editable.add(entry_id)
+        self.state[entry_id] = state
 
     def map_body(self, entry: ir.Entry, state: Settings, left: JSONDict, parent: str | None) -> tuple[list[Any], Settings]:
         body = entry.body
