@@ -375,7 +375,12 @@ class _Writer:
             item = {"type": "function_call_output", "call_id": call, "output": output}
             if msg.is_error:
                 item["status"] = "completed"
-            _keep(m, tool_name=msg.tool_name, is_error=msg.is_error, details=msg.details)
+            if msg.tool_name is not None:  # _keep spelled out: one per tool result
+                m["tool_name"] = msg.tool_name
+            if msg.is_error is not None:
+                m["is_error"] = msg.is_error
+            if msg.details is not None:
+                m["details"] = msg.details
             if msg.usage is not None:
                 m["usage"] = {}
                 usage(msg.usage, m["usage"])
@@ -481,9 +486,22 @@ class _Writer:
             response["usage"] = u
             if msg.usage is not None and msg.usage.cost is not None:
                 self.report.add("cost-not-representable", line)
-        _keep(m, stop_reason=stop, error_message=msg.error_message, response_model=msg.response_model,
-              reasoning_level=msg.reasoning_level, api=ref.api if ref else None,
-              provider=ref.provider if ref else None, model=ref.model if ref else None)
+        # _keep(m, stop_reason=..., ...) spelled out: one per assistant message
+        if stop is not None:
+            m["stop_reason"] = stop
+        if msg.error_message is not None:
+            m["error_message"] = msg.error_message
+        if msg.response_model is not None:
+            m["response_model"] = msg.response_model
+        if msg.reasoning_level is not None:
+            m["reasoning_level"] = msg.reasoning_level
+        if ref is not None:
+            if ref.api is not None:
+                m["api"] = ref.api
+            if ref.provider is not None:
+                m["provider"] = ref.provider
+            if ref.model is not None:
+                m["model"] = ref.model
         lines.append(("response", response, False))
         return lines, new
 
