@@ -9,9 +9,10 @@ So a forked worker reads the whole file. Over the first part it keeps only that 
 (:class:`_StateWriter` maps no message that leaves the state as it is); over the rest it
 maps, serialises, hashes and checks each entry as the one-process writer does, writing
 each body to a file and recording its type, timestamp, body hash and parent (an earlier
-record, or a pi entry of the first part). Meanwhile this process writes the first part as
-usual; then it reads the worker's records and, in order, computes each envelope id, which
-needs only the parent's id and the body hash, and writes the line. Entries whose bodies
+record, or a pi entry of the first part), and hands them over in batches. Meanwhile this
+process writes the first part as usual; then it takes the batches as they come and, in
+order, computes each envelope id, which needs only the parent's id and the body hash, and
+writes the line. Entries whose bodies
 name other entries' ids (compactions, branch summaries, labels, context edits) are rare,
 and the worker hands them over whole: this process writes them with the state the worker
 sends along. The output is the one-process output, byte for byte; the tests hold the two
