@@ -378,3 +378,77 @@ def test_headings_a_sentinel_stands_for_keep_their_lines() -> None:
     elided = elide(body, Splitter(2, len(body) + 1).next(body, True))  # one section: no cut
     assert any(len(v) > 1 for v in elided.headings.values())  # several headings behind one sentinel
     assert checker.check(bad.encode("utf-8")) == whole
+
+
+# ------------------------------------------------- the one-regex path through calls and results
+
+_FENCE_CHARS = ("`", "~")
+_SPACES = ("", " ", "   ", "\t", "\u00a0", "\x1c", "\u2003")
+_LINES = ("text", "a `b` c", "x ``` y", "``` y", "  x ```", "~~~ tilde", "", "#", "- item")
+
+
+def _random_fence(rng: Any) -> str:
+    """A fence whose content holds runs of its own character in every position that can
+    or cannot close it (indented, with white space of any kind around, shorter, longer,
+    beside other text), closed or not, and sometimes not followed by a blank line."""
+    char = rng.choice(_FENCE_CHARS)
+    length = rng.choice((3, 3, 4, 5))
+    info = rng.choice(("", "diff", "a`b", "~x", " py "))
+    lines = [char * length + info]
+    for _ in range(rng.randrange(5)):
+        if rng.random() < 0.7:
+            lines.append(rng.choice(_LINES))
+        else:
+            run = rng.choice(_FENCE_CHARS) * rng.choice((1, 2, 3, 4, 5, 6))
+            lines.append(rng.choice(_SPACES) + run + rng.choice(_SPACES) + rng.choice(("", "", "x", " x")))
+    closer = char * rng.choice((length, length, length, length + 1, length - 1))
+    if rng.random() < 0.2:
+        closer = rng.choice(_SPACES) + closer + rng.choice(_SPACES)
+    return "\n".join([*lines, closer]) + ("\n\n" if rng.random() < 0.9 else rng.choice(("\n", "")))
+
+
+def _random_block(rng: Any) -> str:
+    fences = "".join(_random_fence(rng) for _ in range(rng.randrange(3)))
+    result = "".join(_random_fence(rng) for _ in range(rng.randrange(4)))
+    if rng.random() < 0.2:
+        result += "Plain words\n\n"
+    details = "<details>\n<summary>Result</summary>\n\n" + result + "</details>\n" + rng.choice(("\n", "\n", "", "x"))
+    return "**Tool call** `t`\n\n" + fences + details
+
+
+def _answer(function: Any, buf: str, start: int, limit: int, final: bool) -> int | str:
+    from piconv.converters.markdown import sections as sec
+
+    try:
+        return function(buf, start, limit, final, sec._risky(2))
+    except sec._More:
+        return "more"
+
+
+def test_call_and_result_regexes_end_where_the_python_path_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole call and its result are matched by one regex where it can; where it
+    matches, the block ends exactly where the step-by-step path says (which decides
+    wherever the regex does not match), also on a buffer cut short."""
+    import random
+
+    from piconv.converters.markdown import sections as sec
+
+    if sec._FAST_CALL is None:
+        pytest.skip("the one-regex path needs Python 3.11")
+    rng = random.Random(5)
+    fast_hits = 0
+    for _ in range(3000):
+        buf = _random_block(rng)
+        details = buf.index("<details>")
+        limits = [(len(buf), True), (len(buf), False), (rng.randrange(len(buf) + 1), False)]
+        for limit, final in limits:
+            cut = buf[:limit]
+            for function, start in ((sec._call_block, 0), (sec._fenced_block, details)):
+                fast = _answer(function, cut, start, limit, final)
+                with monkeypatch.context() as m:
+                    m.setattr(sec, "_FAST_CALL", None)
+                    m.setattr(sec, "_FAST_RESULT", None)
+                    slow = _answer(function, cut, start, limit, final)
+                assert fast == slow, (cut, limit, final, function.__name__)
+            fast_hits += sec._FAST_CALL.match(cut, 0, limit) is not None
+    assert fast_hits > 100  # the regex matches a good share, among them blocks with runs inside

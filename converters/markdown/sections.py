@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from dataclasses import dataclass, field
 
 # Line patterns come in pairs: one led by the newline before the line (a literal first
@@ -292,6 +293,10 @@ def _fenced_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[s
     block, fences, blocks no check reads and an HTML block, all at the top level,
     whatever comes before it, as long as its first line opens an HTML block there
     (which the checker verifies on the sentinel that replaces it)."""
+    if _FAST_RESULT is not None:
+        fast = _FAST_RESULT.match(buf, p, limit)
+        if fast is not None:
+            return fast.end()
 
     def need(end: int) -> None:
         if end > limit and not final:
@@ -351,6 +356,10 @@ def _call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str
     skip (no ``<`` or ``[``), and the fences and the result block then parse as they do
     after a blank line anywhere. So the call passes every check, changes no count, and
     leaves the top level as it found it: one sentinel stands for all of it."""
+    if _FAST_CALL is not None:
+        fast = _FAST_CALL.match(buf, p, limit)
+        if fast is not None:
+            return fast.end()
 
     def need(end: int) -> None:
         if end > limit and not final:
@@ -386,6 +395,42 @@ def _call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str
         need(q + len("<details>\n") + 1)
         return 0
     return _fenced_block(buf, q, limit, final, risky)
+
+
+def _fast_fence(name: str, char: str) -> str:
+    r"""A fenced block as :func:`_call_block` and :func:`_fenced_block` take it (closed by a
+    line of the fence character only, at least as long as the opener, then a blank line),
+    as a regex: its content is run through at C speed instead of by ``_closer``'s
+    ``find`` loop and the Python around it.
+
+    The content may hold the fence character, but only in runs that :func:`_closer` would
+    not take for a closer: a run with a non-space character just before it or anywhere
+    after it on its line, or one shorter than the opener. ``\s``/``\S`` are
+    ``str.isspace``, what ``strip`` removes. Any other run (maybe a closer under some
+    reading) makes the match fail and the Python path decide, so a match ends exactly
+    where that path ends. The opener's run is possessive (a shorter marker would change
+    which lines close it; a tilde fence's info may start where it ends), and so are the
+    repeats, which keeps a failure linear."""
+    c = re.escape(char)
+    info = r"[^`\n]*" if char == "`" else r"[^\n]*"  # a backtick fence's info holds no backtick
+    run_ok = rf"(?:(?<=\S)|(?!(?P={name}))|(?={c}++[^\S\n]*\S))"
+    return rf"(?>(?P<{name}>{c}{{3,}}+){info}\n(?:[^{c}]++|{run_ok}{c}++)*+(?<=\n)(?P={name}){c}*+\n\n)"
+
+
+def _fast_fences(tag: str) -> str:
+    return f"(?:{_fast_fence(tag + 'b', '`')}|{_fast_fence(tag + 't', '~')})"
+
+
+def _fast_result(tag: str) -> str:
+    """A result block holding fences only, as :func:`_fenced_block` takes it, up to the
+    blank line after it (which must be there, not the end of the buffer)."""
+    return rf"<details>\n<summary>[^<>\n]*</summary>\n\n{_fast_fences(tag)}+</details>\n(?=\n)"
+
+
+# Possessive repeats and atomic groups came with Python 3.11: before it, the Python path only.
+_FAST = sys.version_info >= (3, 11)
+_FAST_RESULT = re.compile(_fast_result("r")) if _FAST else None
+_FAST_CALL = re.compile(rf"\*\*Tool call\*\* [^\n<\[]*\n\n{_fast_fences('c')}*{_fast_result('r')}") if _FAST else None
 
 
 @dataclass(slots=True)
