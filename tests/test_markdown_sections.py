@@ -452,3 +452,17 @@ def test_call_and_result_regexes_end_where_the_python_path_ends(monkeypatch: pyt
                 assert fast == slow, (cut, limit, final, function.__name__)
             fast_hits += sec._FAST_CALL.match(cut, 0, limit) is not None
     assert fast_hits > 100  # the regex matches a good share, among them blocks with runs inside
+
+
+@pytest.mark.parametrize("first", ["## 2. Turn", "  ## 2. Turn", "# Title", "===", "  ---"])
+def test_a_heading_on_the_first_line_of_a_block_keeps_it_from_being_left_out(first: str) -> None:
+    """The search for lines that could make a heading starts on the block's first line
+    (led by the newline before it): inside a result block, a heading there is counted, so
+    the block goes to the parser."""
+    from piconv.converters.markdown import sections as sec
+
+    block = f"<details>\n<summary>Result</summary>\n\n{first}\nwords\n\n</details>\n\nafter\n"
+    assert sec._prose_block(block, block.index(first), len(block), True, sec._risky(2)) == 0
+    assert sec._fenced_block(block, 0, len(block), True, sec._risky(2)) == 0
+    plain = block.replace(first, "Words")
+    assert sec._fenced_block(plain, 0, len(plain), True, sec._risky(2)) == plain.index("\nafter")

@@ -226,8 +226,10 @@ PROSE_CHARS = 1 << 16
 
 def _risky(turn_level: int) -> re.Pattern[str]:
     """A line that could make a heading the checks count: an ATX heading at or above the
-    turn level, or a setext underline (either possibly indented, as inside a list)."""
-    return re.compile(rf"^[ \t]*(?:#{{1,{turn_level}}}(?:[ \t]|$)|(?:=+|-+)[ \t]*$)", re.MULTILINE)
+    turn level, or a setext underline (either possibly indented, as inside a list). Led
+    by the newline before the line (see :func:`_lines`): search from the character before
+    the first line."""
+    return re.compile(rf"\n[ \t]*(?:#{{1,{turn_level}}}(?:[ \t]|$)|(?:=+|-+)[ \t]*$)", re.MULTILINE)
 
 
 def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
@@ -261,8 +263,8 @@ def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[st
     find = buf.find
     if find("<", p, end) >= 0 or find("[", p, end) >= 0 or find("```", p, end) >= 0 or find("~~~", p, end) >= 0:
         return 0
-    if risky.search(buf, p, end) is not None:
-        return 0
+    if p == 0 or buf[p - 1] != "\n" or risky.search(buf, p - 1, end) is not None:
+        return 0  # (a block is always after a blank line: the first test is a safeguard)
     return end
 
 
