@@ -380,6 +380,34 @@ def test_headings_a_sentinel_stands_for_keep_their_lines() -> None:
     assert checker.check(bad.encode("utf-8")) == whole
 
 
+
+@pytest.mark.parametrize(
+    ("suffix", "problem"),
+    [
+        (" [x](javascript:y)", "link to a non-http(s) target"),
+        (" ![x](file:///etc/passwd)", "image from a disallowed source"),
+        (" <b>x</b>", "raw inline HTML"),
+        (" [x][ref]", None),  # a reference defined at the end: the whole check decides
+    ],
+)
+def test_headings_a_sentinel_stands_for_get_the_inline_checks(suffix: str, problem: str | None) -> None:
+    """A heading left out behind a sentinel is checked from its line alone; where its text
+    could hold a link, an image or HTML, its inline tokens are read as the parser's."""
+    path = next(p for p in SOURCES if p.stem == "basic")
+    text = convert(path, images="omit")
+    at = _turn_starts(text)[1]
+    end = text.index("\n", at)
+    bad = text[:end] + suffix + text[end:]
+    if problem is None:
+        bad += "\n[ref]: javascript:y\n"
+    body = bad[bad.index("\n---\n") + 5 :]
+    elided = elide(body, Splitter(2, len(body) + 1).next(body, True))
+    assert any(suffix in line for heads in elided.headings.values() for _, line in heads)  # left out
+    verdict = both(bad)
+    line = bad[:at].count("\n") + 1
+    expected = problem or "link to a non-http(s) target"
+    assert any(p.startswith(f"line {line}: {expected}") for p in verdict), verdict[:3]
+
 # ------------------------------------------------- the one-regex path through calls and results
 
 _FENCE_CHARS = ("`", "~")
