@@ -494,3 +494,29 @@ def test_a_heading_on_the_first_line_of_a_block_keeps_it_from_being_left_out(fir
     assert sec._fenced_block(block, 0, len(block), True, sec._risky(2)) == 0
     plain = block.replace(first, "Words")
     assert sec._fenced_block(plain, 0, len(plain), True, sec._risky(2)) == plain.index("\nafter")
+
+
+def _section_newlines(body: str, turn_level: int, min_chars: int) -> list[tuple[int, int]]:
+    """(newlines elide counted, newlines in the section) for each section of ``body``."""
+    splitter = Splitter(turn_level, min_chars)
+    found = []
+    while True:
+        section = splitter.next(body, True)
+        assert section is not None
+        found.append((elide(body, section).newlines, body.count("\n", section.start, section.end)))
+        if section.end == len(body):
+            return found
+        splitter.reset(section.end)
+
+
+@pytest.mark.parametrize("path", CALLS, ids=[p.stem for p in CALLS])
+def test_elide_counts_the_lines_of_the_section(path: Path) -> None:
+    """The checker takes a section's line count from elide's counts of its parts (which
+    line numbers rest on), with sections of every size and a last heading without its
+    newline."""
+    text = convert(path, images="omit")
+    body = text[text.index("\n---\n") + 5 :]
+    for cut_body in (body, body.rstrip("\n") + "\n\n## 99. Last", body + "## 99. Last"):
+        for min_chars in (0, 1000, checker.SECTION_CHARS):
+            counts = _section_newlines(cut_body, 2, min_chars)
+            assert all(a == b for a, b in counts), counts

@@ -516,7 +516,7 @@ class Stream:
         body.tokens(tokens, line_of, self.line, lines - skip, _last_line(text), at_end, elided.headings, skip)
         self.at_cut = True
         end = section.end
-        return buf.count("\n", section.start, end) + (1 if end > section.start and buf[end - 1] != "\n" else 0)
+        return elided.newlines + (1 if end > section.start and buf[end - 1] != "\n" else 0)
 
 
 def _below_first_line(text: str) -> str:

@@ -446,6 +446,8 @@ class Elided:
     sentinels: set[int]  # elided line index of each sentinel
     # elided line index of a sentinel -> the headings it stands for: (section line, heading line)
     headings: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
+    # newlines in the section's own text: counted as its parts are, not in a pass of its own
+    newlines: int = 0
 
     def line(self, index: int) -> int:
         """The section line of elided line ``index``."""
@@ -454,7 +456,7 @@ class Elided:
 
 
 def whole(buf: str, section: Section) -> Elided:
-    return Elided(buf[section.start : section.end], [], [], [], set())
+    return Elided(buf[section.start : section.end], [], [], [], set(), {}, buf.count("\n", section.start, section.end))
 
 
 def elide(buf: str, section: Section) -> Elided:
@@ -473,6 +475,7 @@ def elide(buf: str, section: Section) -> Elided:
     line = 0  # elided line index at prev
     total = 0  # lines left out before prev
     run_end = -1  # where a block or heading run could go on (the line after its blank line)
+    newlines = 0  # in the section's text before prev
     count = buf.count
     for start, end, kind in section.regions:
         if start < section.start or end > section.end:
@@ -480,8 +483,10 @@ def elide(buf: str, section: Section) -> Elided:
         if kind != FENCE_CONTENT and start == run_end:
             # Joins the run: its text (and the blank line before it) leaves with it.
             n = count("\n", prev, end)
+            newlines += n
             if kind == HEADING:
                 headings.setdefault(line - 1, []).append((line + total + n, buf[start:end]))
+                newlines += end < section.end  # its newline, unless it ends the text without one
                 end += 1  # its newline
                 n += 1
             total += n
@@ -491,19 +496,26 @@ def elide(buf: str, section: Section) -> Elided:
             run_end = end + 1
             continue
         pieces.append(buf[prev:start])
-        line += count("\n", prev, start)
+        kept = count("\n", prev, start)
+        line += kept
+        newlines += kept
         if kind == FENCE_CONTENT:
             fences.append(line - 1)
-            total += count("\n", start, end)
+            n = count("\n", start, end)
+            newlines += n
+            total += n
             run_end = -1
         else:
             pieces.append(SENTINEL)
             sentinels.add(line)
             if kind == HEADING:
                 headings[line] = [(line + total, buf[start:end])]
+                newlines += end < section.end  # as above
                 end += 1  # one line for one line
             else:
-                total += count("\n", start, end) - 1
+                n = count("\n", start, end)
+                newlines += n
+                total += n - 1
             line += 1
             run_end = end + 1
         anchors.append(line)
@@ -512,4 +524,5 @@ def elide(buf: str, section: Section) -> Elided:
     if not pieces:
         return whole(buf, section)
     pieces.append(buf[prev : section.end])
-    return Elided("".join(pieces), anchors, removed, fences, sentinels, headings)
+    newlines += count("\n", prev, section.end)
+    return Elided("".join(pieces), anchors, removed, fences, sentinels, headings, newlines)
