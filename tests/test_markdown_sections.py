@@ -520,3 +520,48 @@ def test_elide_counts_the_lines_of_the_section(path: Path) -> None:
         for min_chars in (0, 1000, checker.SECTION_CHARS):
             counts = _section_newlines(cut_body, 2, min_chars)
             assert all(a == b for a, b in counts), counts
+
+
+_PROSE_LINES = (
+    "Plain words", "a `b` c", "x ``y`` z", "a ``` b", "~~ x ~~", "x ~~~", "<b>", "a [b] c", "# One", "## Two",
+    "### Three", "  ## Two", "\t# One", "##", "##x", "===", "  ---", "- item", "---x", "> quote", "1. item", "`",
+)  # fmt: skip
+
+
+def _random_prose(rng: Any) -> str:
+    """A block of lines that a check may or may not read, then what follows it."""
+    lines = [rng.choice(_PROSE_LINES) for _ in range(rng.randrange(1, 5))]
+    if rng.random() < 0.5:
+        lines = [line for line in lines if line[0] not in "#<[ \t=-" and "```" not in line and "~~~" not in line] or ["Words"]
+    after = rng.choice(("\n\nNext\n", "\n\nNext\n", "\n\n  indented\n", "\n\n\n", "\n\n", "\nmore\n\nNext\n", ""))
+    return "\n\n" + "\n".join(lines) + after
+
+
+@pytest.mark.parametrize("turn_level", [2, 3])
+def test_prose_regex_ends_where_the_python_path_ends(monkeypatch: pytest.MonkeyPatch, turn_level: int) -> None:
+    """A prose block is taken by one regex where it can; where it matches, the block ends
+    exactly where the step-by-step path says, also on a buffer cut short."""
+    import random
+
+    from piconv.converters.markdown import sections as sec
+
+    if sec._fast_prose(sec._risky(turn_level).pattern) is None:
+        pytest.skip("the one-regex path needs Python 3.11")
+    rng = random.Random(7)
+    risky = sec._risky(turn_level)
+    fast_hits = 0
+    for _ in range(4000):
+        buf = _random_prose(rng)
+        for limit, final in ((len(buf), True), (len(buf), False), (rng.randrange(2, len(buf) + 1), False)):
+            answers = []
+            for fast in (True, False):
+                with monkeypatch.context() as m:
+                    if not fast:
+                        m.setattr(sec, "_fast_prose", lambda pattern: None)
+                    try:
+                        answers.append(sec._prose_block(buf[:limit], 2, limit, final, risky))
+                    except sec._More:
+                        answers.append(-1)
+            assert answers[0] == answers[1], (buf[:limit], final)
+            fast_hits += sec._fast_prose(risky.pattern).match(buf[:limit], 2, limit) is not None
+    assert fast_hits > 500

@@ -34,6 +34,7 @@ on the next; else the section is parsed again in full (:func:`elide`).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import sys
 from dataclasses import dataclass, field
@@ -42,6 +43,9 @@ from dataclasses import dataclass, field
 # character makes the regex engine's scan several times faster than a "^" would) and one
 # for a line at the very start of the buffer.
 _Lines = tuple[re.Pattern[str], re.Pattern[str]]
+# Possessive repeats and atomic groups came with Python 3.11: before it, the one-regex
+# paths below are off and the step-by-step ones decide alone.
+_FAST = sys.version_info >= (3, 11)
 
 
 def _lines(pattern: str) -> _Lines:
@@ -248,6 +252,11 @@ def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[st
     either starts another list item (at the same depth as a list that starts afresh)
     or closes the list. The sentinel that stands for the block shows that no fence or
     HTML block was open where it starts."""
+    fast = _fast_prose(risky.pattern)
+    if fast is not None and p and buf[p - 1] == "\n":
+        m = fast.match(buf, p, limit)
+        if m is not None:
+            return m.end() - 1
     end = buf.find("\n\n", p, limit)
     if end < 0:
         if not final and limit - p < PROSE_CHARS:
@@ -266,6 +275,22 @@ def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[st
     if p == 0 or buf[p - 1] != "\n" or risky.search(buf, p - 1, end) is not None:
         return 0  # (a block is always after a blank line: the first test is a safeguard)
     return end
+
+
+@functools.lru_cache(maxsize=4)
+def _fast_prose(risky: str) -> re.Pattern[str] | None:
+    """The blocks :func:`_prose_block` takes, with a line after the blank line, as one
+    regex (``risky``: the pattern of :func:`_risky`): one pass in C where the step-by-step
+    path makes six and its calls. A match ends one character after where that path
+    ends; where there is none (any doubt, or the buffer ends too soon), that path
+    decides. Needs Python 3.11 (possessive repeats)."""
+    if not _FAST:
+        return None
+    assert risky.startswith(r"\n")
+    line = risky[2:]  # without the newline it is led by: a lookahead at each line start
+    return re.compile(
+        rf"(?!{line})(?:[^<\[\n`~]++|`(?!``)|~(?!~~)|\n(?!\n)(?!{line}))*+\n\n(?=[^ \t\n])", re.MULTILINE
+    )
 
 
 def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int, int]:
@@ -429,8 +454,6 @@ def _fast_result(tag: str) -> str:
     return rf"<details>\n<summary>[^<>\n]*</summary>\n\n{_fast_fences(tag)}+</details>\n(?=\n)"
 
 
-# Possessive repeats and atomic groups came with Python 3.11: before it, the Python path only.
-_FAST = sys.version_info >= (3, 11)
 _FAST_RESULT = re.compile(_fast_result("r")) if _FAST else None
 _FAST_CALL = re.compile(rf"\*\*Tool call\*\* [^\n<\[]*\n\n{_fast_fences('c')}*{_fast_result('r')}") if _FAST else None
 
