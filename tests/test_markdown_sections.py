@@ -378,3 +378,190 @@ def test_headings_a_sentinel_stands_for_keep_their_lines() -> None:
     elided = elide(body, Splitter(2, len(body) + 1).next(body, True))  # one section: no cut
     assert any(len(v) > 1 for v in elided.headings.values())  # several headings behind one sentinel
     assert checker.check(bad.encode("utf-8")) == whole
+
+
+
+@pytest.mark.parametrize(
+    ("suffix", "problem"),
+    [
+        (" [x](javascript:y)", "link to a non-http(s) target"),
+        (" ![x](file:///etc/passwd)", "image from a disallowed source"),
+        (" <b>x</b>", "raw inline HTML"),
+        (" [x][ref]", None),  # a reference defined at the end: the whole check decides
+    ],
+)
+def test_headings_a_sentinel_stands_for_get_the_inline_checks(suffix: str, problem: str | None) -> None:
+    """A heading left out behind a sentinel is checked from its line alone; where its text
+    could hold a link, an image or HTML, its inline tokens are read as the parser's."""
+    path = next(p for p in SOURCES if p.stem == "basic")
+    text = convert(path, images="omit")
+    at = _turn_starts(text)[1]
+    end = text.index("\n", at)
+    bad = text[:end] + suffix + text[end:]
+    if problem is None:
+        bad += "\n[ref]: javascript:y\n"
+    body = bad[bad.index("\n---\n") + 5 :]
+    elided = elide(body, Splitter(2, len(body) + 1).next(body, True))
+    assert any(suffix in line for heads in elided.headings.values() for _, line in heads)  # left out
+    verdict = both(bad)
+    line = bad[:at].count("\n") + 1
+    expected = problem or "link to a non-http(s) target"
+    assert any(p.startswith(f"line {line}: {expected}") for p in verdict), verdict[:3]
+
+# ------------------------------------------------- the one-regex path through calls and results
+
+_FENCE_CHARS = ("`", "~")
+_SPACES = ("", " ", "   ", "\t", "\u00a0", "\x1c", "\u2003")
+_LINES = ("text", "a `b` c", "x ``` y", "``` y", "  x ```", "~~~ tilde", "", "#", "- item")
+
+
+def _random_fence(rng: Any) -> str:
+    """A fence whose content holds runs of its own character in every position that can
+    or cannot close it (indented, with white space of any kind around, shorter, longer,
+    beside other text), closed or not, and sometimes not followed by a blank line."""
+    char = rng.choice(_FENCE_CHARS)
+    length = rng.choice((3, 3, 4, 5))
+    info = rng.choice(("", "diff", "a`b", "~x", " py "))
+    lines = [char * length + info]
+    for _ in range(rng.randrange(5)):
+        if rng.random() < 0.7:
+            lines.append(rng.choice(_LINES))
+        else:
+            run = rng.choice(_FENCE_CHARS) * rng.choice((1, 2, 3, 4, 5, 6))
+            lines.append(rng.choice(_SPACES) + run + rng.choice(_SPACES) + rng.choice(("", "", "x", " x")))
+    closer = char * rng.choice((length, length, length, length + 1, length - 1))
+    if rng.random() < 0.2:
+        closer = rng.choice(_SPACES) + closer + rng.choice(_SPACES)
+    return "\n".join([*lines, closer]) + ("\n\n" if rng.random() < 0.9 else rng.choice(("\n", "")))
+
+
+def _random_block(rng: Any) -> str:
+    fences = "".join(_random_fence(rng) for _ in range(rng.randrange(3)))
+    result = "".join(_random_fence(rng) for _ in range(rng.randrange(4)))
+    if rng.random() < 0.2:
+        result += "Plain words\n\n"
+    details = "<details>\n<summary>Result</summary>\n\n" + result + "</details>\n" + rng.choice(("\n", "\n", "", "x"))
+    return "**Tool call** `t`\n\n" + fences + details
+
+
+def _answer(function: Any, buf: str, start: int, limit: int, final: bool) -> int | str:
+    from piconv.converters.markdown import sections as sec
+
+    try:
+        return function(buf, start, limit, final, sec._risky(2))
+    except sec._More:
+        return "more"
+
+
+def test_call_and_result_regexes_end_where_the_python_path_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole call and its result are matched by one regex where it can; where it
+    matches, the block ends exactly where the step-by-step path says (which decides
+    wherever the regex does not match), also on a buffer cut short."""
+    import random
+
+    from piconv.converters.markdown import sections as sec
+
+    if sec._FAST_CALL is None:
+        pytest.skip("the one-regex path needs Python 3.11")
+    rng = random.Random(5)
+    fast_hits = 0
+    for _ in range(3000):
+        buf = _random_block(rng)
+        details = buf.index("<details>")
+        limits = [(len(buf), True), (len(buf), False), (rng.randrange(len(buf) + 1), False)]
+        for limit, final in limits:
+            cut = buf[:limit]
+            for function, start in ((sec._call_block, 0), (sec._fenced_block, details)):
+                fast = _answer(function, cut, start, limit, final)
+                with monkeypatch.context() as m:
+                    m.setattr(sec, "_FAST_CALL", None)
+                    m.setattr(sec, "_FAST_RESULT", None)
+                    slow = _answer(function, cut, start, limit, final)
+                assert fast == slow, (cut, limit, final, function.__name__)
+            fast_hits += sec._FAST_CALL.match(cut, 0, limit) is not None
+    assert fast_hits > 100  # the regex matches a good share, among them blocks with runs inside
+
+
+@pytest.mark.parametrize("first", ["## 2. Turn", "  ## 2. Turn", "# Title", "===", "  ---"])
+def test_a_heading_on_the_first_line_of_a_block_keeps_it_from_being_left_out(first: str) -> None:
+    """The search for lines that could make a heading starts on the block's first line
+    (led by the newline before it): inside a result block, a heading there is counted, so
+    the block goes to the parser."""
+    from piconv.converters.markdown import sections as sec
+
+    block = f"<details>\n<summary>Result</summary>\n\n{first}\nwords\n\n</details>\n\nafter\n"
+    assert sec._prose_block(block, block.index(first), len(block), True, sec._risky(2)) == 0
+    assert sec._fenced_block(block, 0, len(block), True, sec._risky(2)) == 0
+    plain = block.replace(first, "Words")
+    assert sec._fenced_block(plain, 0, len(plain), True, sec._risky(2)) == plain.index("\nafter")
+
+
+def _section_newlines(body: str, turn_level: int, min_chars: int) -> list[tuple[int, int]]:
+    """(newlines elide counted, newlines in the section) for each section of ``body``."""
+    splitter = Splitter(turn_level, min_chars)
+    found = []
+    while True:
+        section = splitter.next(body, True)
+        assert section is not None
+        found.append((elide(body, section).newlines, body.count("\n", section.start, section.end)))
+        if section.end == len(body):
+            return found
+        splitter.reset(section.end)
+
+
+@pytest.mark.parametrize("path", CALLS, ids=[p.stem for p in CALLS])
+def test_elide_counts_the_lines_of_the_section(path: Path) -> None:
+    """The checker takes a section's line count from elide's counts of its parts (which
+    line numbers rest on), with sections of every size and a last heading without its
+    newline."""
+    text = convert(path, images="omit")
+    body = text[text.index("\n---\n") + 5 :]
+    for cut_body in (body, body.rstrip("\n") + "\n\n## 99. Last", body + "## 99. Last"):
+        for min_chars in (0, 1000, checker.SECTION_CHARS):
+            counts = _section_newlines(cut_body, 2, min_chars)
+            assert all(a == b for a, b in counts), counts
+
+
+_PROSE_LINES = (
+    "Plain words", "a `b` c", "x ``y`` z", "a ``` b", "~~ x ~~", "x ~~~", "<b>", "a [b] c", "# One", "## Two",
+    "### Three", "  ## Two", "\t# One", "##", "##x", "===", "  ---", "- item", "---x", "> quote", "1. item", "`",
+)  # fmt: skip
+
+
+def _random_prose(rng: Any) -> str:
+    """A block of lines that a check may or may not read, then what follows it."""
+    lines = [rng.choice(_PROSE_LINES) for _ in range(rng.randrange(1, 5))]
+    if rng.random() < 0.5:
+        lines = [line for line in lines if line[0] not in "#<[ \t=-" and "```" not in line and "~~~" not in line] or ["Words"]
+    after = rng.choice(("\n\nNext\n", "\n\nNext\n", "\n\n  indented\n", "\n\n\n", "\n\n", "\nmore\n\nNext\n", ""))
+    return "\n\n" + "\n".join(lines) + after
+
+
+@pytest.mark.parametrize("turn_level", [2, 3])
+def test_prose_regex_ends_where_the_python_path_ends(monkeypatch: pytest.MonkeyPatch, turn_level: int) -> None:
+    """A prose block is taken by one regex where it can; where it matches, the block ends
+    exactly where the step-by-step path says, also on a buffer cut short."""
+    import random
+
+    from piconv.converters.markdown import sections as sec
+
+    if sec._fast_prose(sec._risky(turn_level).pattern) is None:
+        pytest.skip("the one-regex path needs Python 3.11")
+    rng = random.Random(7)
+    risky = sec._risky(turn_level)
+    fast_hits = 0
+    for _ in range(4000):
+        buf = _random_prose(rng)
+        for limit, final in ((len(buf), True), (len(buf), False), (rng.randrange(2, len(buf) + 1), False)):
+            answers = []
+            for fast in (True, False):
+                with monkeypatch.context() as m:
+                    if not fast:
+                        m.setattr(sec, "_fast_prose", lambda pattern: None)
+                    try:
+                        answers.append(sec._prose_block(buf[:limit], 2, limit, final, risky))
+                    except sec._More:
+                        answers.append(-1)
+            assert answers[0] == answers[1], (buf[:limit], final)
+            fast_hits += sec._fast_prose(risky.pattern).match(buf[:limit], 2, limit) is not None
+    assert fast_hits > 500

@@ -94,8 +94,8 @@ def _validator() -> Any:
 
 
 
-def _inline_text(token: Any) -> str:
-    return "".join(c.content for c in token.children or () if c.type in ("text", "code_inline"))
+def _inline_text(children: list[Any]) -> str:
+    return "".join(c.content for c in children if c.type in ("text", "code_inline"))
 
 
 def _walk(children: Any) -> Any:
@@ -187,12 +187,16 @@ class _Body:
         lines: int,
         last: str,
         final: bool,
+        headings: dict[int, list[tuple[int, str]]] | None = None,
+        skip: int = 0,
     ) -> None:
         """Checks one section's tokens. ``line_of`` maps a token line to a section line,
         ``first`` is the section's first body line, ``lines`` the parser's line count of
         the section and ``last`` its last line; ``final``: the section ends the body;
         blocks left out were replaced by sentinels the tokens hold as thematic breaks,
-        which no check reads (what they stand for is known to pass)."""
+        which no check reads (what they stand for is known to pass). ``headings``: the
+        headings a sentinel stands for, by its line (+ ``skip``) in the parsed text
+        (:class:`.sections.Elided`), checked where the sentinel is."""
         md = _parser()
         env = self.env
         offset = self.offset + first + 1
@@ -217,7 +221,9 @@ class _Body:
                     if not self.brackets and "[" in content and _BRACKET.search(content):
                         self.brackets = True
                 if pending_heading is not None:
-                    self._heading(pending_heading, tok, parsed)
+                    children = self._heading(pending_heading, content, tok.children if parsed else None)
+                    if not parsed:
+                        tok.children = children
                     pending_heading = None
                 if tok.children:
                     for child in _walk(tok.children):
@@ -234,6 +240,10 @@ class _Body:
             elif kind == "heading_open":
                 if tok.level == 0:
                     pending_heading = (int(tok.tag[1]), where(tok))
+            elif kind == "hr":
+                if headings and tok.level == 0 and tok.map and tok.map[0] + skip in headings:
+                    for section_line, text in headings[tok.map[0] + skip]:
+                        self._sentinel_heading(section_line, text, offset, (line_of, first, lines, last))
             elif kind == "html_block":
                 content = tok.content.rstrip("\n")
                 if tok.level != 0:
@@ -253,33 +263,47 @@ class _Body:
                 if not (indent <= 3 and len(closer) >= len(tok.markup) and closer == tok.markup[0] * len(closer)):
                     problem(where(tok), "fenced code block runs unterminated to the end")
 
-    def _heading(self, heading: tuple[int, int], tok: Any, parsed: bool) -> None:
-        """The checks of a top-level heading. Its text (inline parsed) is read only where
-        the check cannot be decided on its source: source that starts with digits, ". ",
-        letters or spaces (none of which starts an inline construct) starts the same
-        parsed, and a source of letters and spaces only is its text."""
+    def _sentinel_heading(self, section_line: int, text: str, offset: int, where: tuple[Any, int, int, str]) -> None:
+        """A heading a sentinel stood for, from its line: checked as the parser's tokens of
+        it would be (:func:`_heading_tokens`), without making them where its text holds no
+        ``<`` or ``[`` (the inline checks find nothing in it then). ``where``: the
+        arguments of :meth:`tokens` that place a token."""
+        level, content = _atx(text)
+        if "<" in content or "[" in content:
+            tokens = _heading_tokens(text)
+            for tok in tokens:
+                tok.section_line = section_line
+            self.tokens(tokens, *where, False)
+        else:
+            self._heading((level, section_line + offset), content, None)
+
+    def _heading(self, heading: tuple[int, int], content: str, children: list[Any] | None) -> list[Any] | None:
+        """The checks of a top-level heading; ``children``: its inline tokens, if parsed.
+        Its text (inline parsed) is read only where the check cannot be decided on its
+        source: source that starts with digits, ". ", letters or spaces (none of which
+        starts an inline construct) starts the same parsed, and a source of letters and
+        spaces only is its text. The children, parsed here if they were not."""
         level, line = heading
-        content = tok.content
         if level == 1:
             self.titles += 1
             if self.titles > 1 or self.turns or self.segments:
                 self.problem(line, "a second level-1 heading (only the title may be one)")
-            return
+            return children
         if level == self.turn_level:
             self.turns += 1
             if content.startswith(f"{self.turns}. "):
-                return
+                return children
         elif self.tree and level == 2:
             self.segments += 1
             if content == "Shared history" or content.startswith("Branch "):
-                return
+                return children
         elif level > self.turn_level:
-            return
-        if not parsed:
+            return children
+        if children is None:
             md = _parser()
-            tok.children = []
-            md.inline.parse(content, md, self.env, tok.children)
-        text = _inline_text(tok)
+            children = []
+            md.inline.parse(content, md, self.env, children)
+        text = _inline_text(children)
         if level == self.turn_level:
             if not text.startswith(f"{self.turns}. "):
                 self.problem(line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}")
@@ -288,6 +312,7 @@ class _Body:
                 self.problem(line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}")
         else:
             self.problem(line, f"level-{level} heading above the turn level: {text[:60]!r}")
+        return children
 
     def finish(self, lines: int) -> list[str]:
         """``lines``: the body's line count."""
@@ -327,20 +352,6 @@ def _elisions_hold(tokens: list[Any], elided: Elided, skip: int = 0) -> bool:
             elif kind == "hr" and tok.map[1] == tok.map[0] + 1:
                 breaks.add(tok.map[0] + skip)
     return fences.issuperset(elided.fences) and breaks.issuperset(elided.sentinels)  # headings sit on sentinels
-
-
-def _with_headings(tokens: list[Any], headings: dict[int, list[tuple[int, str]]], skip: int) -> list[Any]:
-    """The tokens with each sentinel that stands for headings followed by the tokens of
-    those headings, made by hand (:func:`_heading_tokens`), each knowing its line."""
-    out: list[Any] = []
-    for tok in tokens:
-        out.append(tok)
-        if tok.type == "hr" and tok.level == 0 and tok.map and tok.map[0] + skip in headings:
-            for section_line, text in headings[tok.map[0] + skip]:
-                for t in _heading_tokens(text):
-                    t.section_line = section_line
-                    out.append(t)
-    return out
 
 
 # -- whole documents and streams -----------------------------------------------------------
@@ -496,18 +507,16 @@ class Stream:
         if not at_end and _open_tail(tokens, lines - skip):
             body.rollback(snap)
             return -1
-        if elided.headings:
-            tokens = _with_headings(tokens, elided.headings, skip)
         if head is not None:
             body.tokens(head, _identity, self.line, lines, "", False)
         line_of = elided.line if elided.anchors else _identity
         if skip:
             base = line_of
             line_of = lambda index: base(index + 1)  # noqa: E731
-        body.tokens(tokens, line_of, self.line, lines - skip, _last_line(text), at_end)
+        body.tokens(tokens, line_of, self.line, lines - skip, _last_line(text), at_end, elided.headings, skip)
         self.at_cut = True
         end = section.end
-        return buf.count("\n", section.start, end) + (1 if end > section.start and buf[end - 1] != "\n" else 0)
+        return elided.newlines + (1 if end > section.start and buf[end - 1] != "\n" else 0)
 
 
 def _below_first_line(text: str) -> str:
@@ -532,7 +541,14 @@ class _Token:
 
 def _heading_tokens(text: str) -> list[Any]:
     """The tokens markdown-it makes of an ATX heading on the first line of ``text``, as
-    far as the checks read them (its heading rule step by step; a test compares them)."""
+    far as the checks read them (a test compares them)."""
+    level, content = _atx(text)
+    return [_Token("heading_open", f"h{level}", 0), _Token("inline", "", 1, content)]
+
+
+def _atx(text: str) -> tuple[int, str]:
+    """Level and content of the ATX heading on the first line of ``text``: markdown-it's
+    heading rule step by step."""
     end = text.find("\n")
     line = text if end < 0 else text[:end]
     if "\0" in line:
@@ -546,8 +562,7 @@ def _heading_tokens(text: str) -> list[Any]:
         tmp -= 1
     if tmp > pos and line[tmp - 1] in " \t":
         maximum = tmp
-    tag = f"h{pos}"
-    return [_Token("heading_open", tag, 0), _Token("inline", "", 1, line[pos:maximum].strip(_trim_chars()))]
+    return pos, line[pos:maximum].strip(_trim_chars())
 
 
 @functools.lru_cache(maxsize=1)

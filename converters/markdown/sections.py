@@ -34,13 +34,18 @@ on the next; else the section is parsed again in full (:func:`elide`).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
+import sys
 from dataclasses import dataclass, field
 
 # Line patterns come in pairs: one led by the newline before the line (a literal first
 # character makes the regex engine's scan several times faster than a "^" would) and one
 # for a line at the very start of the buffer.
 _Lines = tuple[re.Pattern[str], re.Pattern[str]]
+# Possessive repeats and atomic groups came with Python 3.11: before it, the one-regex
+# paths below are off and the step-by-step ones decide alone.
+_FAST = sys.version_info >= (3, 11)
 
 
 def _lines(pattern: str) -> _Lines:
@@ -225,8 +230,10 @@ PROSE_CHARS = 1 << 16
 
 def _risky(turn_level: int) -> re.Pattern[str]:
     """A line that could make a heading the checks count: an ATX heading at or above the
-    turn level, or a setext underline (either possibly indented, as inside a list)."""
-    return re.compile(rf"^[ \t]*(?:#{{1,{turn_level}}}(?:[ \t]|$)|(?:=+|-+)[ \t]*$)", re.MULTILINE)
+    turn level, or a setext underline (either possibly indented, as inside a list). Led
+    by the newline before the line (see :func:`_lines`): search from the character before
+    the first line."""
+    return re.compile(rf"\n[ \t]*(?:#{{1,{turn_level}}}(?:[ \t]|$)|(?:=+|-+)[ \t]*$)", re.MULTILINE)
 
 
 def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
@@ -245,6 +252,11 @@ def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[st
     either starts another list item (at the same depth as a list that starts afresh)
     or closes the list. The sentinel that stands for the block shows that no fence or
     HTML block was open where it starts."""
+    fast = _fast_prose(risky.pattern)
+    if fast is not None and p and buf[p - 1] == "\n":
+        m = fast.match(buf, p, limit)
+        if m is not None:
+            return m.end() - 1
     end = buf.find("\n\n", p, limit)
     if end < 0:
         if not final and limit - p < PROSE_CHARS:
@@ -260,9 +272,25 @@ def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[st
     find = buf.find
     if find("<", p, end) >= 0 or find("[", p, end) >= 0 or find("```", p, end) >= 0 or find("~~~", p, end) >= 0:
         return 0
-    if risky.search(buf, p, end) is not None:
-        return 0
+    if p == 0 or buf[p - 1] != "\n" or risky.search(buf, p - 1, end) is not None:
+        return 0  # (a block is always after a blank line: the first test is a safeguard)
     return end
+
+
+@functools.lru_cache(maxsize=4)
+def _fast_prose(risky: str) -> re.Pattern[str] | None:
+    """The blocks :func:`_prose_block` takes, with a line after the blank line, as one
+    regex (``risky``: the pattern of :func:`_risky`): one pass in C where the step-by-step
+    path makes six and its calls. A match ends one character after where that path
+    ends; where there is none (any doubt, or the buffer ends too soon), that path
+    decides. Needs Python 3.11 (possessive repeats)."""
+    if not _FAST:
+        return None
+    assert risky.startswith(r"\n")
+    line = risky[2:]  # without the newline it is led by: a lookahead at each line start
+    return re.compile(
+        rf"(?!{line})(?:[^<\[\n`~]++|`(?!``)|~(?!~~)|\n(?!\n)(?!{line}))*+\n\n(?=[^ \t\n])", re.MULTILINE
+    )
 
 
 def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int, int]:
@@ -292,6 +320,10 @@ def _fenced_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[s
     block, fences, blocks no check reads and an HTML block, all at the top level,
     whatever comes before it, as long as its first line opens an HTML block there
     (which the checker verifies on the sentinel that replaces it)."""
+    if _FAST_RESULT is not None:
+        fast = _FAST_RESULT.match(buf, p, limit)
+        if fast is not None:
+            return fast.end()
 
     def need(end: int) -> None:
         if end > limit and not final:
@@ -351,6 +383,10 @@ def _call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str
     skip (no ``<`` or ``[``), and the fences and the result block then parse as they do
     after a blank line anywhere. So the call passes every check, changes no count, and
     leaves the top level as it found it: one sentinel stands for all of it."""
+    if _FAST_CALL is not None:
+        fast = _FAST_CALL.match(buf, p, limit)
+        if fast is not None:
+            return fast.end()
 
     def need(end: int) -> None:
         if end > limit and not final:
@@ -388,6 +424,40 @@ def _call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str
     return _fenced_block(buf, q, limit, final, risky)
 
 
+def _fast_fence(name: str, char: str) -> str:
+    r"""A fenced block as :func:`_call_block` and :func:`_fenced_block` take it (closed by a
+    line of the fence character only, at least as long as the opener, then a blank line),
+    as a regex: its content is run through at C speed instead of by ``_closer``'s
+    ``find`` loop and the Python around it.
+
+    The content may hold the fence character, but only in runs that :func:`_closer` would
+    not take for a closer: a run with a non-space character just before it or anywhere
+    after it on its line, or one shorter than the opener. ``\s``/``\S`` are
+    ``str.isspace``, what ``strip`` removes. Any other run (maybe a closer under some
+    reading) makes the match fail and the Python path decide, so a match ends exactly
+    where that path ends. The opener's run is possessive (a shorter marker would change
+    which lines close it; a tilde fence's info may start where it ends), and so are the
+    repeats, which keeps a failure linear."""
+    c = re.escape(char)
+    info = r"[^`\n]*" if char == "`" else r"[^\n]*"  # a backtick fence's info holds no backtick
+    run_ok = rf"(?:(?<=\S)|(?!(?P={name}))|(?={c}++[^\S\n]*\S))"
+    return rf"(?>(?P<{name}>{c}{{3,}}+){info}\n(?:[^{c}]++|{run_ok}{c}++)*+(?<=\n)(?P={name}){c}*+\n\n)"
+
+
+def _fast_fences(tag: str) -> str:
+    return f"(?:{_fast_fence(tag + 'b', '`')}|{_fast_fence(tag + 't', '~')})"
+
+
+def _fast_result(tag: str) -> str:
+    """A result block holding fences only, as :func:`_fenced_block` takes it, up to the
+    blank line after it (which must be there, not the end of the buffer)."""
+    return rf"<details>\n<summary>[^<>\n]*</summary>\n\n{_fast_fences(tag)}+</details>\n(?=\n)"
+
+
+_FAST_RESULT = re.compile(_fast_result("r")) if _FAST else None
+_FAST_CALL = re.compile(rf"\*\*Tool call\*\* [^\n<\[]*\n\n{_fast_fences('c')}*{_fast_result('r')}") if _FAST else None
+
+
 @dataclass(slots=True)
 class Elided:
     """A section's text with parts left out, and how to map its lines back."""
@@ -399,6 +469,8 @@ class Elided:
     sentinels: set[int]  # elided line index of each sentinel
     # elided line index of a sentinel -> the headings it stands for: (section line, heading line)
     headings: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
+    # newlines in the section's own text: counted as its parts are, not in a pass of its own
+    newlines: int = 0
 
     def line(self, index: int) -> int:
         """The section line of elided line ``index``."""
@@ -407,7 +479,7 @@ class Elided:
 
 
 def whole(buf: str, section: Section) -> Elided:
-    return Elided(buf[section.start : section.end], [], [], [], set())
+    return Elided(buf[section.start : section.end], [], [], [], set(), {}, buf.count("\n", section.start, section.end))
 
 
 def elide(buf: str, section: Section) -> Elided:
@@ -426,6 +498,7 @@ def elide(buf: str, section: Section) -> Elided:
     line = 0  # elided line index at prev
     total = 0  # lines left out before prev
     run_end = -1  # where a block or heading run could go on (the line after its blank line)
+    newlines = 0  # in the section's text before prev
     count = buf.count
     for start, end, kind in section.regions:
         if start < section.start or end > section.end:
@@ -433,8 +506,10 @@ def elide(buf: str, section: Section) -> Elided:
         if kind != FENCE_CONTENT and start == run_end:
             # Joins the run: its text (and the blank line before it) leaves with it.
             n = count("\n", prev, end)
+            newlines += n
             if kind == HEADING:
                 headings.setdefault(line - 1, []).append((line + total + n, buf[start:end]))
+                newlines += end < section.end  # its newline, unless it ends the text without one
                 end += 1  # its newline
                 n += 1
             total += n
@@ -444,19 +519,26 @@ def elide(buf: str, section: Section) -> Elided:
             run_end = end + 1
             continue
         pieces.append(buf[prev:start])
-        line += count("\n", prev, start)
+        kept = count("\n", prev, start)
+        line += kept
+        newlines += kept
         if kind == FENCE_CONTENT:
             fences.append(line - 1)
-            total += count("\n", start, end)
+            n = count("\n", start, end)
+            newlines += n
+            total += n
             run_end = -1
         else:
             pieces.append(SENTINEL)
             sentinels.add(line)
             if kind == HEADING:
                 headings[line] = [(line + total, buf[start:end])]
+                newlines += end < section.end  # as above
                 end += 1  # one line for one line
             else:
-                total += count("\n", start, end) - 1
+                n = count("\n", start, end)
+                newlines += n
+                total += n - 1
             line += 1
             run_end = end + 1
         anchors.append(line)
@@ -465,4 +547,5 @@ def elide(buf: str, section: Section) -> Elided:
     if not pieces:
         return whole(buf, section)
     pieces.append(buf[prev : section.end])
-    return Elided("".join(pieces), anchors, removed, fences, sentinels, headings)
+    newlines += count("\n", prev, section.end)
+    return Elided("".join(pieces), anchors, removed, fences, sentinels, headings, newlines)
