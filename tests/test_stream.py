@@ -108,7 +108,7 @@ def test_streamed_conversion_holds_one_entry_not_the_session(tmp_path: Path, mon
     # The reader holds one chunk of the file and its lines: a small chunk here, so that a
     # few MB show what a 100 MB file does with the usual 4 MiB chunk.
     monkeypatch.setattr(reader, "CHUNK_BYTES", 256 * 1024)
-    chunk = "lorem ipsum dolor sit amet " * 200  # 5.4 kB a message
+    chunk = "lorem ipsum dolor sit amet " * 400  # 10.8 kB a message
 
     def session(count: int) -> Path:
         entries = [_msg(f"e{i}", f"e{i - 1}" if i else None, f"{i} {chunk}", role="user") for i in range(count)]
@@ -130,7 +130,7 @@ def test_streamed_conversion_holds_one_entry_not_the_session(tmp_path: Path, mon
     loaded = peak(lambda: piconv.load(large)) - peak(lambda: piconv.load(small))
     streamed = peak(lambda: convert(large, "asf", tmp_path / "l.jsonl")) - peak(lambda: convert(small, "asf", tmp_path / "s.jsonl"))
     assert loaded > grown, (loaded, grown)  # the whole document is held
-    # only the per-entry maps grow (ASF ids, settings, ancestry): ~500 bytes an entry here
+    # only the per-entry maps grow (ASF ids, settings, ancestry): ~500 bytes an entry, 1/20 of one
     assert streamed < grown / 8, (streamed, grown)
     doc_out = tmp_path / "doc.jsonl"
     convert(piconv.load(large), "asf", doc_out)
