@@ -171,3 +171,30 @@ def test_bad_lines_on_either_side_are_reported_once(split_everywhere: list[int],
     for last in range(1, data.count(b"\n") + 1):
         monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: last)
         assert _convert(data, jobs=2) == expected, f"split after line {last}"
+
+
+def test_the_command_line_default_writes_what_one_process_writes(tmp_path: Path) -> None:
+    """End to end, past the size where two processes are taken: ``piconv FILE --to asf``
+    (jobs not given: a second process where it helps) and ``--jobs 1`` write the same file."""
+    import subprocess
+    import sys
+
+    base = _state_heavy_session().split(b"\n", 1)  # header, entries
+    filler = "x" * 20_000
+    lines = [base[0], base[1].rstrip(b"\n")]
+    parent = "b9"
+    for i in range(500):  # ~10 MB of tool results after the state-heavy start
+        lines.append(orjson.dumps(_result(f"big{i}", parent, f"call_{i % 12}") | {"message": {
+            "role": "toolResult", "toolCallId": f"call_{i % 12}", "toolName": "bash",
+            "content": [{"type": "text", "text": f"{i} {filler}"}], "isError": False, "timestamp": 2}}))
+        parent = f"big{i}"
+    source = tmp_path / "large.jsonl"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    assert source.stat().st_size > parallel.MIN_BYTES
+    outputs = []
+    for extra in ([], ["--jobs", "1"]):
+        out = tmp_path / f"out{len(outputs)}.jsonl"
+        subprocess.run([sys.executable, "-m", "piconv", str(source), "--to", "asf", "-o", str(out), "-q", *extra], check=True)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count(b"\n") > 500
