@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import orjson
 from piconv import ir
+from piconv.converters.common.system import content_text
 from piconv.report import Report
 
 from .checks import Ancestry
@@ -83,14 +84,6 @@ def _tool(spec: ir.ToolSpec) -> JSONDict:
     return tool
 
 
-def _text(content: ir.Content | None) -> str:
-    if content is None:
-        return ""
-    if type(content) is str:
-        return content
-    return "\n".join(p.text or "" for p in content if type(p) is ir.Text)
-
-
 def assistant_settings(state: Settings, ref: ir.ModelRef | None) -> Settings:
     """The settings after an assistant message: pi takes the model in force from the last
     assistant message as well as from model changes, so a response from another model
@@ -104,7 +97,7 @@ def apply_system(state: Settings, msg: ir.SystemMessage) -> Settings:
     """pi-ai's replay of one system message: content appended, sections patched, tools
     removed then added (a re-added name keeps its place unless removed in between)."""
     content = state.content
-    text = _text(msg.content)
+    text = content_text(msg.content)  # pi-ai's contentText, shared with the other converters
     if text:
         content = (*content, text)
     sections = dict(state.sections)
