@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Ancestry", "proven_valid", "proven_valid_python"]
+__all__ = ["Ancestry", "header_proven_valid", "proven_valid", "proven_valid_python"]
 
 
 def _schema_patterns() -> tuple[str, str, str]:
@@ -43,6 +43,62 @@ _HASH_P, _TS_P, _NS_P = _schema_patterns()
 _hash = re.compile(_HASH_P).search
 _ts = re.compile(_TS_P).search
 _ns = re.compile(_NS_P).search
+
+def _header_schema() -> dict[str, Any]:
+    schema = orjson.loads(resources.files(__package__).joinpath("schema/asf.schema.json").read_bytes())
+    header = schema["$defs"]["header"]
+    # header_proven_valid knows exactly these members; a schema that changes them must
+    # change it too (the test suite fails at import otherwise).
+    assert sorted(header["required"]) == ["created_at", "format", "id", "payload", "type"]
+    assert set(header["properties"]) == {
+        "type", "format", "id", "created_at", "payload", "harness", "records", "cwd",
+        "parent_session", "base", "spawned_by", "media", "redacted",
+    }
+    assert "additionalProperties" not in header and header["properties"]["base"] == {"$ref": "#/$defs/hash"}
+    return header["properties"]
+
+
+_HEADER = _header_schema()
+_format = re.compile(_HEADER["format"]["pattern"]).search
+_created = re.compile(_HEADER["created_at"]["pattern"]).search
+_payload = re.compile(_HEADER["payload"]["pattern"]).search
+_MEDIA = tuple(_HEADER["media"]["enum"])
+assert all(type(m) is str for m in _MEDIA) and _HEADER["id"].get("minLength") == 1
+
+
+def header_proven_valid(v: Any) -> bool:
+    """``True`` only if the header line ``v`` certainly matches the schema's header (so
+    jsonschema need not be imported for it); ``False``: not proven."""
+    if type(v) is not dict or v.get("type") != "session":
+        return False
+    get = v.get
+    fmt, entry_id, created, payload = get("format"), get("id"), get("created_at"), get("payload")
+    if not (
+        type(fmt) is str and _format(fmt) is not None
+        and type(entry_id) is str and len(entry_id) >= 1
+        and type(created) is str and _created(created) is not None
+        and type(payload) is str and _payload(payload) is not None
+    ):
+        return False
+    harness = get("harness", _MISSING)
+    if harness is not _MISSING:
+        if type(harness) is not dict:
+            return False
+        for key in ("name", "version"):
+            if key in harness and type(harness[key]) is not str:
+                return False
+    records = get("records", _MISSING)
+    if records is not _MISSING and not (type(records) is list and all(type(r) is str for r in records)):
+        return False
+    for key in ("cwd", "parent_session", "spawned_by"):
+        if key in v and type(v[key]) is not str:
+            return False
+    if "base" in v and not _is_hash(v["base"]):
+        return False
+    if "media" in v and not (type(v["media"]) is str and v["media"] in _MEDIA):
+        return False
+    return "redacted" not in v or type(v["redacted"]) is bool
+
 
 _STATUS = frozenset(("in_progress", "completed", "incomplete"))
 _ROLES = frozenset(("user", "assistant", "system", "developer"))

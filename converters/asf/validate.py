@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 from piconv.ir import Issue
 
-from .checks import Ancestry, proven_valid
+from .checks import Ancestry, header_proven_valid, proven_valid
 from .ids import ENVELOPE, CanonicalError, envelope_id, is_canonical_ts
 from .jcs import canonical, is_plain
 from .reader import Source, iter_raw_lines, number_problem, open_source
@@ -252,12 +252,13 @@ class WriteChecker:
     so they are not recomputed; ``check`` / ``validate_asf`` does that over a whole file.
     """
 
-    __slots__ = ("call_ids", "path", "validator")
+    __slots__ = ("call_ids", "path")
 
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self.validator = _validator()
         self.call_ids: set[str] = set()
+        # jsonschema is imported only for a line the fast predicates cannot prove (none of
+        # a usual conversion's): importing it and building its validator take ~0.15 s.
 
     def fail(self, lineno: int, code: str, message: str) -> None:
         from piconv.errors import ValidationFailed
@@ -273,22 +274,23 @@ class WriteChecker:
             self.call_ids.add(call_id)
 
     def header(self, value: dict[str, Any]) -> None:
-        for issue in _schema_issues(1, value):
-            self.fail(1, issue.code, issue.message)
+        if not header_proven_valid(value):
+            for issue in _schema_issues(1, value):
+                self.fail(1, issue.code, issue.message)
         fmt = value.get("format")
         m = _FORMAT.fullmatch(fmt) if type(fmt) is str else None
         if m is None or int(m.group(1)) != 0 or int(m.group(2)) not in SUPPORTED_MINORS:
             self.fail(1, "format-unsupported", f"format {fmt!r}")
 
     def entry(self, value: dict[str, Any], lineno: int, seen: Ancestry) -> None:
-        if not proven_valid(value) and not self.validator.is_valid(value):
+        if not proven_valid(value) and not _validator().is_valid(value):
             issue = _schema_issues(lineno, value)[0]
             self.fail(lineno, issue.code, issue.message)
         self.links(value, lineno, seen)
 
     def shape(self, value: dict[str, Any], lineno: int) -> None:
         """The checks of :meth:`entry` that need no other entry: the schema and call ids."""
-        if not proven_valid(value) and not self.validator.is_valid(value):
+        if not proven_valid(value) and not _validator().is_valid(value):
             issue = _schema_issues(lineno, value)[0]
             self.fail(lineno, issue.code, issue.message)
         if value["type"] == "item":
