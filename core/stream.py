@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from .ir import Entry, Issue, SessionInfo
-from .pientry import load_entry
 from .problems import Problem
 from .reader import iter_lines
 from .session import _Builder, js_number
@@ -76,7 +75,6 @@ class SessionStream:
         seen = builder.seen
         problem = builder.problem
         make = builder.entry
-        load = load_entry
         index = 0
         # As in load(): the entries are acyclic, and collector passes would only cost time.
         collecting = gc.isenabled()
@@ -92,13 +90,8 @@ class SessionStream:
                 index += 1
                 if raw.get("type") == "session":
                     raise NeedsWholeSession(line, "a further session header line")
-                entry_id = raw.get("id")
-                parent = raw.get("parentId", ...)
-                if type(entry_id) is str and (parent is None or type(parent) is str):
-                    entry = load(raw, line, entry_id, parent)  # _Builder.entry's usual case
-                else:
-                    entry = make(index, line, raw)
-                    entry_id = entry.id
+                entry = make(index, line, raw)
+                entry_id = entry.id
                 if entry_id in seen:
                     raise NeedsWholeSession(line, f"id {entry_id!r} is used again")
                 parent = entry.parent_id

@@ -43,7 +43,6 @@ from .writer import (
     _ENVELOPE,
     _NO_SETTINGS,
     Settings,
-    _c_entry_line,
     _sha256,
     _Writer,
     assistant_settings,
@@ -270,8 +269,6 @@ class _Stitcher:
         write = writer.out.write
         add = ancestry.add
         append = ids.append
-        # the C splice when the body holds no envelope member (entry_line's usual case)
-        fast_line = _c_entry_line
         for record in records:
             kind = record[0]
             if kind == "e":
@@ -281,9 +278,8 @@ class _Stitcher:
                     parent = ids[parent] if type(parent) is int else asf_ids[parent][1]
                 entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + digest)
                 if checker is not None and (entry_id in nodes or (parent is not None and parent not in nodes)):
-                    checker.links({"type": type_, "id": entry_id, "parent": parent}, writer.written + 2, ancestry, calls=False)
-                line = fast_line(type_, entry_id, parent, ts, data) if fast_line is not None and body is _NO_BODY else None
-                write(line if line is not None else entry_line(type_, entry_id, parent, ts, data, body))
+                    checker.links({"type": type_, "id": entry_id, "parent": parent}, writer.written + 2, ancestry)
+                write(entry_line(type_, entry_id, parent, ts, data, body))
                 add(entry_id, parent)
                 writer.written += 1
                 append(entry_id)

@@ -283,9 +283,7 @@ class WriteChecker:
             self.fail(1, "format-unsupported", f"format {fmt!r}")
 
     def entry(self, value: dict[str, Any], lineno: int, seen: Ancestry) -> None:
-        if not proven_valid(value) and not _validator().is_valid(value):
-            issue = _schema_issues(lineno, value)[0]
-            self.fail(lineno, issue.code, issue.message)
+        self.shape(value, lineno)
         self.links(value, lineno, seen)
 
     def shape(self, value: dict[str, Any], lineno: int) -> None:
@@ -296,8 +294,8 @@ class WriteChecker:
         if value["type"] == "item":
             self._call_id(value, lineno)
 
-    def links(self, value: dict[str, Any], lineno: int, seen: Ancestry, *, calls: bool = True) -> None:
-        """The checks of :meth:`entry` between entries (``calls``: call ids included)."""
+    def links(self, value: dict[str, Any], lineno: int, seen: Ancestry) -> None:
+        """The checks of :meth:`entry` between entries: ids, parents, references."""
         nodes = seen.nodes
         entry_id = value["id"]
         parent = value["parent"]
@@ -306,10 +304,7 @@ class WriteChecker:
         if parent is not None and parent not in nodes:
             self.fail(lineno, "parent-unknown", f"parent {parent} is not an earlier entry")
         type_ = value["type"]
-        if type_ == "item":
-            if calls:
-                self._call_id(value, lineno)
-        elif type_ == "compaction":
+        if type_ == "compaction":
             if not seen.on_path(value["first_kept"], parent):
                 self.fail(lineno, "first-kept-not-on-path", f"first_kept {value['first_kept']} is not on this compaction's path")
         elif type_ == "branch_summary" or type_ == "label":

@@ -611,11 +611,6 @@ def _tool_json(spec: ir.ToolSpec) -> JSONDict:
     return {k: v for k, v in value.items() if v is not None}
 
 
-def header(doc: ir.Document) -> JSONDict:
-    """The ASF header of a whole document."""
-    return header_of(doc.session, doc.entries)
-
-
 def header_of(info: ir.SessionInfo, entries: Iterable[ir.Entry]) -> JSONDict:
     """The ASF header for pi's header ``info``. ``entries`` (in file order) is read only as
     far as needed: the first entry's id stands in for a missing session id, the first RFC
