@@ -146,9 +146,10 @@ def _file_chunks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
 
 
 class _LineReader:
-    def __init__(self, recover_glued: bool, max_line_bytes: int) -> None:
+    def __init__(self, recover_glued: bool, max_line_bytes: int, first_line: int = 1) -> None:
         self.recover_glued = recover_glued
         self.limit = max_line_bytes
+        self.first_line = first_line  # > 1: the chunks begin at this line, not the file's start
         self.lines_read = 0
         self.crlf_seen = False
 
@@ -161,8 +162,8 @@ class _LineReader:
         pending: list[bytes] = []  # pieces of a line that runs past the chunk it began in
         pending_len = 0
         discarded = -1  # >= 0: inside an over-long line, this many bytes thrown away so far
-        lineno = 0
-        first = True
+        lineno = self.first_line - 1
+        first = lineno == 0  # only the file's first bytes may hold its byte order mark
         bom = False
         for chunk in chunks:
             if first:
@@ -228,7 +229,7 @@ class _LineReader:
         if discarded >= 0:
             lineno += 1
             yield self._too_long(lineno, discarded)
-        elif pending or (bom and lineno == 0):
+        elif pending or (bom and lineno == self.first_line - 1):
             # (A file holding just a BOM still has its one line.)
             lineno += 1
             raw = b"".join(pending)
@@ -342,7 +343,23 @@ class _LineReader:
         yield Record(lineno, value)
 
 
-def _chunks(source: BinaryIO | bytes | str | os.PathLike) -> Iterable[bytes]:
+def _file_chunks_from(path: str | os.PathLike, offset: int, size: int) -> Iterator[bytes]:
+    with open(path, "rb", buffering=0) as f:
+        f.seek(offset)
+        chunk = f.read(size)
+        while chunk:
+            yield chunk
+            chunk = f.read(size)
+
+
+def _chunks(source: BinaryIO | bytes | str | os.PathLike, offset: int = 0) -> Iterable[bytes]:
+    if offset:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            rest = bytes(source[offset:])
+            return (rest,) if rest else ()
+        if isinstance(source, (str, os.PathLike)):
+            return _file_chunks_from(source, offset, CHUNK_BYTES)
+        raise TypeError("reading from an offset needs a path or bytes")
     if isinstance(source, bytes):
         return (source,) if source else ()
     if isinstance(source, (bytearray, memoryview)):
@@ -357,14 +374,19 @@ def iter_lines(
     *,
     recover_glued: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
+    start: tuple[int, int] = (0, 1),
 ) -> Iterator[Record | Problem]:
     """Yield a Record or one or more Problems for every physical line, in file order.
 
     ``source`` is a path (``str`` or path-like), the file's bytes, or a binary stream such
     as ``sys.stdin.buffer``. A line's Problems come before its Record(s). With
     ``recover_glued`` a line holding several glued objects yields each as a Record.
+    ``start`` is (byte offset, line number) of the line to begin at, in a path or bytes:
+    the lines are numbered as in the whole file, and a CR LF line ending is reported at
+    the first met from there.
     """
-    return _LineReader(recover_glued, max_line_bytes).run(_chunks(source))
+    offset, first_line = start
+    return _LineReader(recover_glued, max_line_bytes, first_line).run(_chunks(source, offset))
 
 
 def read_records(

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from .ir import Entry, Issue, SessionInfo
+from .pientry import load_entry
 from .problems import Problem
 from .reader import iter_lines
 from .session import _Builder, js_number
@@ -33,6 +34,17 @@ class NeedsWholeSession(Exception):
         super().__init__(f"line {line}: {reason}")
         self.line = line
         self.reason = reason
+
+
+def regular_entry(raw: dict[str, Any], line: int) -> Entry | None:
+    """The entry a stream yields for the record ``raw`` of a version 2 or later file, when
+    the record is a regular entry (a string id, a parent that is null or a string);
+    ``None`` otherwise. Lets a reader that skims lines build the entries it needs alike."""
+    entry_id = raw.get("id")
+    parent_id = raw.get("parentId", ...)
+    if raw.get("type") == "session" or type(entry_id) is not str or not (parent_id is None or type(parent_id) is str):
+        return None
+    return load_entry(raw, line, entry_id, parent_id)
 
 
 class SessionStream:
@@ -50,9 +62,34 @@ class SessionStream:
         self._items = iter_lines(source, recover_glued=recover_glued)
         self._builder = _Builder(source_path)
         self._adopted: tuple[Issue, ...] | None = None
+        self._tail = False
         self.lines_read = 0
         self.entries_read = 0
         self.session = self._open()
+
+    def tail(self, offset: int, line: int) -> SessionStream:
+        """A stream of this source's entries from ``line`` on (beginning at byte
+        ``offset``), for a second process that converts the rest of the file while this
+        one converts the start; ``session`` is this stream's. A parent it has not met is
+        taken to be an entry before ``line``, and an id to be used there for the first
+        time: the caller checks both against what the first part held. Its ``issues``
+        and ``lines_read`` count from ``line``, ``entries_read`` the entries it yields."""
+        source = self.source
+        if not isinstance(source, (str, bytes, bytearray)) and not hasattr(source, "__fspath__"):
+            raise TypeError("a binary stream cannot be read a second time")
+        rest = SessionStream.__new__(SessionStream)
+        rest.source = source
+        rest.source_path = self.source_path
+        rest.recover_glued = self.recover_glued
+        rest._items = iter_lines(source, recover_glued=self.recover_glued, start=(offset, line))
+        rest._builder = _Builder(self.source_path)
+        rest._builder.start(None, {})
+        rest._adopted = None
+        rest._tail = True
+        rest.lines_read = line - 1
+        rest.entries_read = 0
+        rest.session = self.session
+        return rest
 
     def _open(self) -> SessionInfo:
         builder = self._builder
@@ -95,7 +132,7 @@ class SessionStream:
                 if entry_id in seen:
                     raise NeedsWholeSession(line, f"id {entry_id!r} is used again")
                 parent = entry.parent_id
-                if parent is not None and parent not in seen:
+                if parent is not None and parent not in seen and not self._tail:
                     raise NeedsWholeSession(line, f"parent {parent!r} is not an earlier entry")
                 seen[entry_id] = index
                 self.entries_read += 1
@@ -115,16 +152,9 @@ class SessionStream:
         """Whether the account is complete without reading on (see :meth:`adopt`)."""
         return self._adopted is not None
 
-    def reopen(self) -> SessionStream:
-        """A fresh stream over the same source, from its first line (a path or bytes; a
-        binary stream cannot be read twice)."""
-        if not isinstance(self.source, (str, bytes, bytearray)) and not hasattr(self.source, "__fspath__"):
-            raise TypeError("a binary stream cannot be read a second time")
-        return SessionStream(self.source, self.source_path, recover_glued=self.recover_glued)
-
     def adopt(self, issues: tuple[Issue, ...], lines_read: int, entries_read: int) -> None:
-        """Take the account of another stream over the same source that read it to the end
-        (in a second process), and stop reading here: the two read the same lines."""
+        """Take the account of the whole source, completed by another stream (a
+        :meth:`tail` read in a second process), and stop reading here."""
         self._adopted = issues
         self.lines_read = lines_read
         self.entries_read = entries_read

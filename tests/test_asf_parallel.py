@@ -11,6 +11,7 @@ import orjson
 import pytest
 from piconv.api import convert
 from piconv.converters.asf import parallel
+from piconv.stream import NeedsWholeSession
 
 from .conftest import SHARED, corpus_files, corpus_ids, session_bytes
 
@@ -23,38 +24,57 @@ def _convert(source: bytes | Path, jobs: int) -> tuple[bytes, dict]:
     return out.getvalue(), report.to_json()
 
 
-@pytest.fixture
-def split_everywhere(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Split even small files; returns the list of splits made (one per conversion)."""
-    made: list[int] = []
-    real = parallel.Worker.__init__
+class Splits(list):
+    """The splits made (one per conversion), and the reasons of those that started over."""
 
-    def counted(self: parallel.Worker, stream: object, last_line: int, options: object) -> None:
-        made.append(last_line)
-        real(self, stream, last_line, options)  # type: ignore[arg-type]
+    def __init__(self) -> None:
+        super().__init__()
+        self.started_over: list[str] = []
+
+
+@pytest.fixture
+def split_everywhere(monkeypatch: pytest.MonkeyPatch) -> Splits:
+    """Split even small files; returns the splits made."""
+    made = Splits()
+    real = parallel.Worker.__init__
+    real_join = parallel.Worker.join
+
+    def counted(self: parallel.Worker, stream: object, split: tuple[int, int], options: object) -> None:
+        made.append(split[0])
+        real(self, stream, split, options)  # type: ignore[arg-type]
+
+    def join(self: parallel.Worker, *args: object) -> None:
+        try:
+            real_join(self, *args)  # type: ignore[arg-type]
+        except NeedsWholeSession as exc:
+            made.started_over.append(f"split after line {self.last_line}: {exc.reason}")
+            raise
 
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
     monkeypatch.setattr(parallel.Worker, "__init__", counted)
+    monkeypatch.setattr(parallel.Worker, "join", join)
     return made
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=corpus_ids())
-def test_two_processes_write_the_one_process_output(path: Path, split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_processes_write_the_one_process_output(path: Path, split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
     expected = _convert(path, jobs=1)
     for share in (0.03, 0.3, 0.5, 0.7, 0.97):
         monkeypatch.setattr(parallel, "FIRST_SHARE", share)
         assert _convert(path, jobs=2) == expected, f"split at {share:.0%}"
+    assert split_everywhere.started_over == []  # the second process did its part
 
 
 @pytest.mark.parametrize("name", RICH)
-def test_every_split_line_of_a_rich_session(name: str, split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_split_line_of_a_rich_session(name: str, split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
     path = SHARED / "corpus" / "pi-generated" / f"{name}.jsonl"
     expected = _convert(path, jobs=1)
     lines = path.read_bytes().count(b"\n")
     for last in range(1, lines + 1):
-        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: last)
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
         assert _convert(path, jobs=2) == expected, f"split after line {last}"
     assert len(split_everywhere) == lines  # the second process ran every time
+    assert split_everywhere.started_over == []  # and did its part
 
 
 def _assistant(entry_id: str, parent: str, call_id: str, model: str, ts: str | None) -> dict:
@@ -79,7 +99,8 @@ def _state_heavy_session() -> bytes:
     every possible split point."""
     lines: list[dict] = [
         {"type": "model_change", "id": "m0", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z", "provider": "p", "modelId": "one"},
-        {"type": "message", "id": "s0", "parentId": "m0", "timestamp": "2026-01-01T00:00:00.500Z", "message": {"role": "user", "content": "start"}},
+        _system("y0", "m0", {"preamble": "be brief"}, [{"name": "bash", "description": "run", "parameters": {}}]),
+        {"type": "message", "id": "s0", "parentId": "y0", "timestamp": "2026-01-01T00:00:00.500Z", "message": {"role": "user", "content": "start"}},
     ]
     parent = "s0"
     for i in range(12):
@@ -101,21 +122,39 @@ def _state_heavy_session() -> bytes:
             lines.append({"type": "branch_summary", "id": "b9", "parentId": "e9", "timestamp": "2026-01-01T00:00:08.000Z",
                           "fromId": "a7", "summary": "elsewhere"})
             parent = "b9"
+        if i == 8:  # entries in a row without a timestamp of their own (a9 has none either)
+            lines.append({"type": "message", "id": "u8", "parentId": parent, "message": {"role": "user", "content": "on"}})
+            lines.append({"type": "message", "id": "v8", "parentId": "u8", "message": {"role": "user", "content": "and on"}})
+            parent = "v8"
+        if i == 10:
+            lines.append(_system("y10", parent, {"rules": "none"}, [{"name": "read", "description": "read", "parameters": {}}]))
+            parent = "y10"
+    # a branch back to the start, under settings only the first lines set
+    lines.append(_assistant("back", "s0", "call_dup", "one", "2026-01-01T00:00:09.000Z"))
+    lines.append(_result("back-r", "back", "call_dup"))
+    lines.append(_system("back-y", "back-r", {"preamble": "again"}, []))
+    lines.append(_assistant("back-a", "back-y", "call_1", "two", "2026-01-01T00:00:10.000Z"))
     return session_bytes(*lines)
 
 
-def test_state_crossing_the_split_is_carried(split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+def _system(entry_id: str, parent: str, sections: dict, tools: list[dict]) -> dict:
+    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.100Z",
+            "message": {"role": "system", "content": "", "sections": sections, "toolsAdded": tools, "timestamp": 1}}
+
+
+def test_state_crossing_the_split_is_carried(split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _state_heavy_session()
     expected = _convert(data, jobs=1)
     assert any(loss["code"] == "call-id-rewritten" for loss in expected[1]["losses"])
     lines = data.count(b"\n")
     for last in range(1, lines + 1):
-        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: last)
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
         assert _convert(data, jobs=2) == expected, f"split after line {last}"
     assert len(split_everywhere) == lines
+    assert split_everywhere.started_over == []
 
 
-def test_a_failing_second_process_means_starting_over(split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_second_process_means_starting_over(split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _state_heavy_session()
     expected = _convert(data, jobs=1)
 
@@ -127,13 +166,14 @@ def test_a_failing_second_process_means_starting_over(split_everywhere: list[int
     assert split_everywhere  # it was tried
 
 
-def test_an_irregular_second_part_means_starting_over(split_everywhere: list[int]) -> None:
+def test_an_irregular_second_part_means_starting_over(split_everywhere: Splits) -> None:
     data = _state_heavy_session() + orjson.dumps({"type": "message", "id": "a3", "parentId": "r11", "timestamp": "2026-01-01T00:00:09.000Z",
                                                    "message": {"role": "user", "content": "an id used again"}}) + b"\n"
     expected = _convert(data, jobs=1)
     assert any(loss["code"] == "input:duplicate-id" for loss in expected[1]["losses"])
     assert _convert(data, jobs=2) == expected
     assert split_everywhere
+    assert split_everywhere.started_over == [f"split after line {split_everywhere[0]}: id 'a3' is used again"]
 
 
 def test_small_files_and_one_job_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,7 +187,7 @@ def test_small_files_and_one_job_stay_in_one_process(monkeypatch: pytest.MonkeyP
     assert calls == []
 
 
-def test_jobs_none_takes_a_second_process_when_it_helps(split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_jobs_none_takes_a_second_process_when_it_helps(split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
     from piconv import processes
 
     data = _state_heavy_session()
@@ -160,7 +200,7 @@ def test_jobs_none_takes_a_second_process_when_it_helps(split_everywhere: list[i
     assert len(split_everywhere) == 1  # only when it helps
 
 
-def test_bad_lines_on_either_side_are_reported_once(split_everywhere: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_lines_on_either_side_are_reported_once(split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
     lines = _state_heavy_session().split(b"\n")
     for at in (3, 12, len(lines) - 4):
         lines.insert(at, b"{not json")
@@ -169,8 +209,9 @@ def test_bad_lines_on_either_side_are_reported_once(split_everywhere: list[int],
     expected = _convert(data, jobs=1)
     assert expected[1]["problems"] == 4
     for last in range(1, data.count(b"\n") + 1):
-        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: last)
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
         assert _convert(data, jobs=2) == expected, f"split after line {last}"
+    assert split_everywhere.started_over == []
 
 
 def test_the_command_line_default_writes_what_one_process_writes(tmp_path: Path) -> None:
@@ -198,3 +239,26 @@ def test_the_command_line_default_writes_what_one_process_writes(tmp_path: Path)
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     assert outputs[0].count(b"\n") > 500
+
+
+def test_crlf_line_ends_are_reported_once(split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _state_heavy_session().replace(b"\n", b"\r\n")
+    expected = _convert(data, jobs=1)
+    assert expected[1]["problems"] == 1
+    assert [(loss["code"], loss["lines"]) for loss in expected[1]["losses"] if loss["code"] == "input:crlf"] == [("input:crlf", [1])]
+    for last in (1, 5, 20):
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
+        assert _convert(data, jobs=2) == expected, f"split after line {last}"
+    assert split_everywhere.started_over == []
+
+
+def test_call_ids_the_worker_cannot_see_mean_starting_over(split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker finds the first part's tool calls by their spelling; a call spelled
+    otherwise (an escaped letter) is missed, and this process notices before stitching."""
+    lines = _state_heavy_session().split(b"\n")
+    lines[4] = lines[4].replace(b'"toolCall"', b'"toolCal\\u006c"')
+    data = b"\n".join(lines)
+    expected = _convert(data, jobs=1)
+    monkeypatch.setattr(parallel, "split_line", lambda source, share: parallel.line_offset(source, 10))
+    assert _convert(data, jobs=2) == expected
+    assert split_everywhere.started_over == ["split after line 10: the second process took other call ids"]

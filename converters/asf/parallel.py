@@ -5,22 +5,34 @@ and each half converted alone. What can be split is the costly part: mapping an 
 serialising its body canonically and hashing it depend only on the entry and on a little
 state (the settings in force, the call ids taken, the last timestamp), never on ids.
 
-So a forked worker reads the whole file. Over the first part it keeps only that state
-(:class:`_StateWriter` maps no message that leaves the state as it is); over the rest it
-maps, serialises, hashes and checks each entry as the one-process writer does, writing
-each body to a file and recording its type, timestamp, body hash and parent (an earlier
-record, or a pi entry of the first part), and hands them over in batches. Meanwhile this
-process writes the first part as usual; then it takes the batches as they come and, in
-order, computes each envelope id, which needs only the parent's id and the body hash, and
-writes the line. Entries whose bodies
-name other entries' ids (compactions, branch summaries, labels, context edits) are rare,
-and the worker hands them over whole: this process writes them with the state the worker
-sends along. The output is the one-process output, byte for byte; the tests hold the two
-to it on every corpus file, split at many places.
+So a forked worker converts the second part of the file, from the line after the split,
+while this process converts the first. The worker maps, serialises, hashes and checks
+each entry as the one-process writer does, writing each body to a file and recording its
+type, timestamp, body hash and parent (an earlier record, or a pi entry of the first
+part), and hands them over in batches. This process writes the first part, then takes the
+batches as they come and, in order, computes each envelope id, which needs only the
+parent's id and the body hash, and writes the line.
 
-Anything the worker cannot do (a file that needs the whole document, an output that fails
-validation, any error) makes the conversion raise ``NeedsWholeSession`` and start over on
-the whole document, in one process, which also words a validation failure exactly.
+The worker does not read the first part, so it does not know the state there. It works
+with what it can know:
+
+- Call ids: the only lines of the first part it reads are those that mention a tool call,
+  to take the same call ids in the same order. This process checks that it took exactly
+  those before stitching anything in.
+- Settings: a setting a first-part entry leaves in force is a :class:`Pending` reference
+  to that entry. Most entries never read one (an assistant message sets the model
+  outright); an entry whose output would depend on one is handed over whole, and this
+  process writes it with the real settings.
+- The first entry of the second part, and any entry that would take its timestamp from
+  one before it, are handed over too, as are entries whose bodies name other entries'
+  ASF ids (compactions, branch summaries, labels, context edits).
+
+The output is the one-process output, byte for byte; the tests hold the two to it on
+every corpus file, split at many places. Anything the worker cannot do (a file that needs
+the whole document, an id of the second part used in the first, other call ids, an output
+that fails validation, any error) makes the conversion raise ``NeedsWholeSession`` and
+start over on the whole document, in one process, which also words a validation failure
+exactly.
 """
 
 from __future__ import annotations
@@ -35,10 +47,12 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
 from piconv import ir
 from piconv.report import Report
+from piconv.stream import NeedsWholeSession, regular_entry
 
-from .ids import envelope_id_plain
+from .ids import canonical_ts, envelope_id_plain
 from .writer import (
     _ENVELOPE,
     _NO_SETTINGS,
@@ -52,45 +66,177 @@ from .writer import (
 MIN_BYTES = 8 * 1024 * 1024
 """Below this input size one process is quicker than forking a second."""
 
-FIRST_SHARE = 0.5
-"""The share of the input (in bytes) this process converts itself; the worker maps and
-hashes the rest, and this process stitches it in. The worker also reads the first part
-again (for the state), this process stitches the second: on the 100 MiB bench they spent
-about the same CPU time at one half (this process ~0.2 s more, from before the fork)."""
+FIRST_SHARE = 0.47
+"""The share of the input (in bytes) this process converts itself; the worker converts
+the rest, and this process stitches it in, which costs it a little more per entry than
+the worker spends on the first part's tool calls."""
+
+Split = tuple[int, int]
+"""The last line this process converts, and the byte offset of the line after it."""
 
 # Bodies that name other entries' ASF ids, or ask whether one entry is on another's path.
 _HANDED_OVER = (ir.Compaction, ir.BranchSummary, ir.Label, ir.ContextEdit)
-# Entry bodies after which the settings and the call ids are those of the parent.
-_STATE_KEEPING_MESSAGES = (ir.UserMessage, ir.ToolResult, ir.ExtensionMessage, ir.ShellCommand, ir.SummaryMessage, ir.UnknownMessage)
+_SETTINGS_FIELDS = tuple(f.name for f in dataclasses.fields(Settings))
 _PLACEHOLDER = "sha256:" + "0" * 64  # an id of the right shape, for the schema check alone
 _NO_BODY: dict[str, Any] = {}
+_TOOL_CALL = b'"toolCall"'
+_CHUNK = 4 * 1024 * 1024
 
 
-def split_line(source: Any, share: float) -> int | None:
-    """The number of the last line this process converts: the line holding the byte at
-    ``share`` of the input (``None``: too small to split, or not a file or bytes)."""
+def split_line(source: Any, share: float) -> Split | None:
+    """Where to split: the line holding the byte at ``share`` of the input is the last
+    this process converts (``None``: too small to split, not a file or bytes, or no line
+    after that one)."""
     if isinstance(source, (bytes, bytearray)):
         size = len(source)
         if size < MIN_BYTES:
             return None
         cut = int(size * share)
-        return source.count(b"\n", 0, cut) + 1
+        end = source.find(b"\n", cut)
+        if end < 0 or end + 1 >= size:
+            return None
+        return source.count(b"\n", 0, cut) + 1, end + 1
     try:
         size = os.path.getsize(source)
     except (OSError, TypeError):
         return None
     if size < MIN_BYTES:
         return None
-    cut = int(size * share)
+    return _split_file(source, int(size * share), size)
+
+
+def _split_file(path: Any, cut: int, size: int) -> Split | None:
     lines = 1
-    with open(source, "rb", buffering=0) as fh:
-        while cut > 0:
-            chunk = fh.read(min(cut, 1 << 22))
+    done = 0
+    with open(path, "rb", buffering=0) as fh:
+        while done < cut:
+            chunk = fh.read(min(cut - done, _CHUNK))
             if not chunk:
-                break
+                return None
             lines += chunk.count(b"\n")
-            cut -= len(chunk)
-    return lines
+            done += len(chunk)
+        while True:  # on to the end of the line holding the byte at cut
+            chunk = fh.read(1 << 16)
+            if not chunk:
+                return None
+            end = chunk.find(b"\n")
+            if end >= 0:
+                offset = done + end + 1
+                return (lines, offset) if offset < size else None
+            done += len(chunk)
+
+
+def line_offset(source: Any, last_line: int) -> Split:
+    """The split after ``last_line`` (a line number in ``source``, a path or bytes)."""
+    data = source if isinstance(source, (bytes, bytearray)) else open(source, "rb").read()  # noqa: SIM115
+    offset = 0
+    for _ in range(last_line):
+        offset = data.index(b"\n", offset) + 1
+    return last_line, offset
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Pending:
+    """A setting the worker does not know: the ``field`` of the settings in force after
+    the entry ``pi_id``, which this process wrote (first part, or handed over)."""
+
+    pi_id: str
+    field: str
+
+
+def _pending(pi_id: str) -> Settings:
+    return Settings(*(Pending(pi_id, name) for name in _SETTINGS_FIELDS))
+
+
+def resolve(settings: Settings, states: Mapping[str, Settings]) -> Settings:
+    """``settings`` with each :class:`Pending` field read from ``states``."""
+    values = [getattr(settings, name) for name in _SETTINGS_FIELDS]
+    if not any(type(v) is Pending for v in values):
+        return settings
+    return Settings(*(getattr(states[v.pi_id], v.field) if type(v) is Pending else v for v in values))
+
+
+class _FirstPartStates(dict):
+    """The worker's settings by pi id; an entry it has not written is of the first part,
+    and its settings are pending."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key)
+        return _pending(key) if value is None else value
+
+
+class _FirstPartIds(dict):
+    """The worker's (first, last) records by pi id; an entry it has not written is of
+    the first part, and stands as its pi id (this process knows its ASF id)."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key)
+        return (key, key) if value is None else value
+
+
+class _UnknownTs(str):
+    """The last timestamp before the second part, which the worker does not know."""
+
+
+_UNKNOWN_TS = _UnknownTs("")
+
+
+def _lines_holding(source: Any, end: int, needle: bytes) -> Iterator[bytes]:
+    """Each line before byte ``end`` of ``source`` (a path or bytes) holding ``needle``."""
+    if isinstance(source, (bytes, bytearray)):
+        chunks: Any = (bytes(source[:end]),)
+    else:
+        chunks = _file_chunks(source, end)
+    for chunk in chunks:
+        pos = chunk.find(needle)
+        while pos >= 0:
+            start = chunk.rfind(b"\n", 0, pos) + 1
+            stop = chunk.find(b"\n", pos)
+            if stop < 0:
+                stop = len(chunk)
+            yield chunk[start:stop]
+            pos = chunk.find(needle, stop)
+
+
+def _file_chunks(path: Any, end: int) -> Iterator[bytes]:
+    """The first ``end`` bytes of the file, in chunks that each end a line."""
+    carry = b""
+    done = 0
+    with open(path, "rb", buffering=0) as fh:
+        while done < end:
+            block = fh.read(min(end - done, _CHUNK))
+            if not block:
+                break
+            done += len(block)
+            last = block.rfind(b"\n")
+            if last < 0:
+                carry += block
+                continue
+            yield carry + block[: last + 1]
+            carry = block[last + 1 :]
+    if carry:
+        yield carry
+
+
+def first_part_calls(source: Any, end: int) -> list[str | None]:
+    """The call ids of the assistant messages' tool calls before byte ``end``, in file
+    order, as the entries hold them: what the writer takes call ids from."""
+    natives: list[str | None] = []
+    for raw in _lines_holding(source, end, _TOOL_CALL):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue  # reported by this process, which reads every line of the first part
+        if type(value) is not dict or value.get("type") != "message":
+            continue
+        message = value.get("message")
+        if type(message) is not dict or message.get("role") != "assistant":
+            continue
+        entry = regular_entry(value, 0)
+        msg = entry.message if entry is not None else None
+        if type(msg) is ir.AssistantMessage and type(msg.content) is not str:
+            natives.extend(part.call_id for part in msg.content or () if type(part) is ir.ToolCall)
+    return natives
 
 
 class _Discard(Report):
@@ -112,47 +258,15 @@ class _Recorder(Report):
 
 
 @dataclasses.dataclass
-class _StateWriter(_Writer):
-    """Keeps the state the rest of the file needs and writes nothing: a pi entry's ASF ids
-    are left to the main process and stand as the pi id itself."""
-
-    def emit(self, type_: str, parent: Any, ts: str, body: dict[str, Any], line: int) -> str:
-        return ""
-
-    def write_entry(self, entry: ir.Entry) -> None:
-        body = entry.body
-        message = body.message if type(body) is ir.MessageBody else None
-        parent_state = self.state.get(entry.parent_id, _NO_SETTINGS) if entry.parent_id else _NO_SETTINGS
-        if type(message) is ir.AssistantMessage:
-            # what map_assistant changes: the settings, and the call ids it hands out
-            state = assistant_settings(parent_state, message.model)
-            if type(message.content) is not str:
-                for part in message.content or ():
-                    if type(part) is ir.ToolCall:
-                        self.call_id(part.call_id, entry.origin.line)
-            self.keep(entry, state)
-        elif type(message) in _STATE_KEEPING_MESSAGES or (message is None and type(body) not in (ir.ModelChange, ir.ReasoningLevelChange)):
-            self.keep(entry, parent_state)
-        else:  # system messages, model and thinking level changes: mapped as usual
-            super().write_entry(entry)
-            self.asf_ids[entry.id] = (entry.id, entry.id)
-
-    def keep(self, entry: ir.Entry, state: Settings) -> None:
-        """What write_entry leaves behind for an entry, without mapping it."""
-        self.ts_of(entry, {})
-        self.next_line = entry.origin.line + 1
-        self.asf_ids[entry.id] = (entry.id, entry.id)
-        self.state[entry.id] = state
-
-
-@dataclasses.dataclass
 class _DetachedWriter(_Writer):
-    """Maps, serialises, hashes and checks entries as the one-process writer does, but
-    records each one (its id is computed later, by the main process)."""
+    """Maps, serialises, hashes and checks the second part's entries as the one-process
+    writer does, but records each one (its id is computed later, by the main process),
+    and hands over those it cannot write without the first part's state."""
 
     records: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
     bodies: Any = None
     count: int = 0
+    taken: list[tuple[str | None, str]] = dataclasses.field(default_factory=list)  # this entry's call ids
 
     def emit(self, type_: str, parent: Any, ts: str, body: dict[str, Any], line: int) -> Any:
         type_, body, data = self.serialise(type_, body, line)
@@ -166,22 +280,67 @@ class _DetachedWriter(_Writer):
         self.count += 1
         return number
 
+    def call_id(self, native: str | None, line: int) -> str:
+        candidate = super().call_id(native, line)
+        self.taken.append((native, candidate))
+        return candidate
+
     def write_entry(self, entry: ir.Entry) -> None:
-        if type(entry.body) in _HANDED_OVER:
-            parent_state = self.state.get(entry.parent_id, _NO_SETTINGS) if entry.parent_id else _NO_SETTINGS
-            self.records.append(("d", entry, parent_state, self.last_ts, self.next_line))
-            report, self.report = self.report, _Discard(format="asf")  # the main process reports it
-            try:
-                self.ts_of(entry, {})
-            finally:
-                self.report = report
-            self.next_line = entry.origin.line + 1
-            self.asf_ids[entry.id] = (entry.id, entry.id)
-            self.state[entry.id] = parent_state
+        parent_id = entry.parent_id
+        parent_state = self.state.get(parent_id) if parent_id else _NO_SETTINGS
+        if type(entry.body) in _HANDED_OVER or self.needs_first_part(entry, parent_state):
+            self.hand_over(entry, parent_state)
             return
         super().write_entry(entry)
         first, last = self.asf_ids[entry.id]
-        self.records.append(("p", entry.id, first, last, self.item_ids.get(entry.id), entry.id in self.editable))
+        calls = tuple(self.taken) if self.taken else None
+        self.taken.clear()
+        self.records.append(("p", entry.id, first, last, self.item_ids.get(entry.id), entry.id in self.editable, calls))
+
+    def needs_first_part(self, entry: ir.Entry, parent_state: Settings) -> bool:
+        """Whether the entry's output depends on the state of the first part."""
+        if self.next_line < 0:  # the first entry: whether lines before it were skipped
+            return True
+        if self.last_ts is _UNKNOWN_TS and (entry.timestamp is None or canonical_ts(entry.timestamp) is None):
+            return True  # it may take the last timestamp before it
+        body = entry.body
+        if type(body) is ir.MessageBody:
+            message = body.message
+            if type(message) is ir.AssistantMessage:  # compared with the model in force
+                return message.model is not None and (type(parent_state.model) is Pending or type(parent_state.provider) is Pending)
+            if type(message) is ir.SystemMessage:  # added to the instructions and tools in force
+                return any(type(v) is Pending for v in (parent_state.content, parent_state.sections, parent_state.tools))
+        return False
+
+    def hand_over(self, entry: ir.Entry, parent_state: Settings) -> None:
+        """Record the entry whole, for the main process to write, and keep what the
+        one-process writer would after it: call ids, timestamp, next line, settings."""
+        self.records.append(("d", entry, parent_state, self.last_ts, self.next_line))
+        report, self.report = self.report, _Discard(format="asf")  # the main process reports it
+        try:
+            if self.last_ts is not _UNKNOWN_TS or (entry.timestamp is not None and canonical_ts(entry.timestamp) is not None):
+                self.ts_of(entry, {})
+            body = entry.body
+            message = body.message if type(body) is ir.MessageBody else None
+            if type(message) is ir.AssistantMessage:
+                if type(message.content) is not str:
+                    for part in message.content or ():
+                        if type(part) is ir.ToolCall:
+                            self.call_id(part.call_id, entry.origin.line)
+                state = assistant_settings(parent_state, message.model)
+            elif type(message) is ir.SystemMessage:
+                state = Settings(parent_state.model, parent_state.provider, parent_state.effort, parent_state.level,
+                                 *(Pending(entry.id, name) for name in ("content", "sections", "tools")))  # type: ignore[arg-type]
+            elif type(body) in (ir.ModelChange, ir.ReasoningLevelChange):
+                state = self.map_body(entry, parent_state, {}, None)[1]
+            else:
+                state = parent_state
+        finally:
+            self.report = report
+        self.taken.clear()
+        self.next_line = entry.origin.line + 1
+        self.asf_ids[entry.id] = (entry.id, entry.id)
+        self.state[entry.id] = state
 
 
 BATCH = 2048
@@ -216,39 +375,34 @@ class _Batches:
         os.write(self.notify, _DONE)
 
 
-def _worker(stream: Any, last_line: int, validate: bool, folder: str, notify: int) -> None:
-    """The forked worker: the state over lines up to ``last_line``, then the records."""
-    source = stream.reopen()
-    state = _StateWriter(out=None, report=_Discard(format="asf"), next_line=stream.session.line + 1)
-    entries: Iterator[ir.Entry] = iter(source)
-    entry = None
-    for entry in entries:
-        if entry.origin.line > last_line:
-            break
-        state.write_entry(entry)
-    else:
-        entry = None
+def _worker(stream: Any, split: Split, validate: bool, folder: str, notify: int) -> None:
+    """The forked worker: the first part's call ids, then the records of the rest."""
+    last_line, offset = split
     records: list[tuple[Any, ...]] = []
     checker = None
     if validate:
         from .validate import WriteChecker
 
         checker = WriteChecker(None)
-        checker.call_ids = set(state.call_ids)  # each call id handed out went into an item
     batches = _Batches(folder, notify)
-    fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(_Writer)}
-    fields.update(report=_Recorder(records), checker=checker)
-    rest = _DetachedWriter(**fields, records=records, bodies=batches.bodies)
-    if entry is not None:
-        write = rest.write_entry
+    writer = _DetachedWriter(out=None, report=_Discard(format="asf"), checker=checker, records=records, bodies=batches.bodies,
+                             state=_FirstPartStates(), asf_ids=_FirstPartIds(), last_ts=_UNKNOWN_TS, next_line=-1)
+    for native in first_part_calls(stream.source, offset):
+        writer.call_id(native, 0)
+    writer.taken.clear()
+    writer.report = _Recorder(records)
+    if checker is not None:
+        checker.call_ids = set(writer.call_ids)  # each call id handed out went into an item
+    records.append(("s", frozenset(writer.call_ids), dict(writer.call_map)))
+    rest = stream.tail(offset, last_line + 1)
+    write = writer.write_entry
+    for entry in rest:
         write(entry)
-        for entry in entries:
-            write(entry)
-            if len(records) >= BATCH:
-                batches.send(records)
+        if len(records) >= BATCH:
+            batches.send(records)
     if records:
         batches.send(records)
-    batches.finish((source.issues, source.lines_read, source.entries_read))
+    batches.finish((rest.issues, rest.lines_read, rest.entries_read))
 
 
 class _Stitcher:
@@ -275,7 +429,7 @@ class _Stitcher:
                 _, type_, parent, ts, digest, size, body = record
                 data = read(size)
                 if parent is not None:
-                    parent = ids[parent] if type(parent) is int else asf_ids[parent][1]
+                    parent = ids[parent] if type(parent) is int else self.first_part_id(parent)
                 entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + digest)
                 if checker is not None and (entry_id in nodes or (parent is not None and parent not in nodes)):
                     checker.links({"type": type_, "id": entry_id, "parent": parent}, writer.written + 2, ancestry)
@@ -284,21 +438,57 @@ class _Stitcher:
                 writer.written += 1
                 append(entry_id)
             elif kind == "p":
-                _, pi_id, first, last, items, editable = record
+                _, pi_id, first, last, items, editable, calls = record
+                if pi_id in asf_ids:
+                    raise NeedsWholeSession(0, f"id {pi_id!r} is used again")
                 asf_ids[pi_id] = (ids[first], ids[last])
                 if items:
                     writer.item_ids[pi_id] = [ids[i] for i in items]
                 if editable:
                     writer.editable.add(pi_id)
+                if calls:
+                    self.take(calls)
             elif kind == "d":
-                _, entry, parent_state, last_ts, next_line = record
-                if entry.parent_id is not None:
-                    writer.state[entry.parent_id] = parent_state
-                writer.last_ts = last_ts
-                writer.next_line = next_line
-                writer.write_entry(entry)
+                self.write_handed_over(*record[1:])
+            elif kind == "s":
+                _, call_ids, call_map = record
+                if call_ids != writer.call_ids or call_map != writer.call_map:
+                    raise NeedsWholeSession(0, "the second process took other call ids")
             else:
                 self.report.add(*record[1:])
+
+    def first_part_id(self, pi_id: str) -> str:
+        pair = self.writer.asf_ids.get(pi_id)
+        if pair is None:
+            raise NeedsWholeSession(0, f"parent {pi_id!r} is not an earlier entry")
+        return pair[1]
+
+    def take(self, calls: tuple[tuple[str | None, str], ...]) -> None:
+        """The call ids the worker took for one entry, as the writer takes them."""
+        writer = self.writer
+        checker_ids = writer.checker.call_ids if writer.checker is not None else None
+        for native, candidate in calls:
+            writer.call_ids.add(candidate)
+            if native is not None:
+                writer.call_map[native] = candidate
+            if checker_ids is not None:
+                checker_ids.add(candidate)
+
+    def write_handed_over(self, entry: ir.Entry, parent_state: Settings, last_ts: str, next_line: int) -> None:
+        writer = self.writer
+        if entry.id in writer.asf_ids:
+            raise NeedsWholeSession(entry.origin.line, f"id {entry.id!r} is used again")
+        parent_id = entry.parent_id
+        if parent_id is not None:
+            if parent_id not in writer.asf_ids:
+                raise NeedsWholeSession(entry.origin.line, f"parent {parent_id!r} is not an earlier entry")
+            if parent_id not in writer.state:  # one the worker wrote
+                writer.state[parent_id] = resolve(parent_state, writer.state)
+        if type(last_ts) is not _UnknownTs:  # else: every entry since the split was written here
+            writer.last_ts = last_ts
+        if next_line >= 0:
+            writer.next_line = next_line
+        writer.write_entry(entry)
 
 
 def _stitch(writer: _Writer, folder: str, notify: int, report: Report) -> tuple[Any, ...] | None:
@@ -327,9 +517,9 @@ class Worker:
     """The forked worker, from its start (before this process writes anything) to the
     stitching of its records into the output."""
 
-    def __init__(self, stream: Any, last_line: int, options: Mapping[str, Any]) -> None:
+    def __init__(self, stream: Any, split: Split, options: Mapping[str, Any]) -> None:
         self.stream = stream
-        self.last_line = last_line
+        self.last_line = split[0]
         self.folder = tempfile.mkdtemp(prefix="piconv-asf-")
         self.notify, notify_write = os.pipe()
         self.pid = os.fork()
@@ -337,7 +527,7 @@ class Worker:
             code = 1
             try:
                 os.close(self.notify)
-                _worker(stream, last_line, bool(options.get("validate")), self.folder, notify_write)
+                _worker(stream, split, bool(options.get("validate")), self.folder, notify_write)
                 code = 0
             except BaseException:  # the main process starts over; it words any error itself
                 pass
@@ -349,19 +539,25 @@ class Worker:
         """Write the entries up to the split line, then stitch the worker's in. Raises
         ``NeedsWholeSession`` when the worker fails, so that the caller starts over on
         the whole document."""
-        from piconv.stream import NeedsWholeSession
-
         last_line = self.last_line
+        stream = self.stream
+        beyond = 0  # entries read past the split (the worker's)
         for entry in entries:
             if entry.origin.line > last_line:
+                beyond = 1
                 break
             writer.write_entry(entry)
+        first_entries = stream.entries_read - beyond
+        first_issues = [issue for issue in stream.issues if issue.line <= last_line]
         account = _stitch(writer, self.folder, self.notify, report)
         ok = _reap(self.pid, kill=False)
         self.pid = -1
         if account is None or not ok:
             raise NeedsWholeSession(last_line + 1, "the second process could not convert the rest")
-        self.stream.adopt(*account)
+        issues, lines_read, entries_read = account
+        if any(issue.code == "crlf" for issue in first_issues):  # reported at its first line only
+            issues = [issue for issue in issues if issue.code != "crlf"]
+        stream.adopt(tuple(sorted((*first_issues, *issues), key=lambda i: i.line)), lines_read, first_entries + entries_read)
 
     def close(self) -> None:
         """Stop the worker if it still runs, and clear its files."""

@@ -667,12 +667,12 @@ def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], re
     yields every parent before its children). Each entry is freed once written."""
     with _CollectorPaused():
         ahead = _Lookahead(iter(stream))
-        last_line = _first_part(stream, options)
+        split = _first_part(stream, options)
         worker = None
-        if last_line is not None:
+        if split is not None:
             from .parallel import Worker
 
-            worker = Worker(stream, last_line, options)  # started before anything is written
+            worker = Worker(stream, split, options)  # started before anything is written
         try:
             writer = _start(stream.session, ahead, out, options, report)
             if worker is not None:
@@ -687,11 +687,12 @@ def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], re
         report.entries_written = writer.written
 
 
-def _first_part(stream: Any, options: Mapping[str, Any]) -> int | None:
+def _first_part(stream: Any, options: Mapping[str, Any]) -> tuple[int, int] | None:
     """When ``options["jobs"]`` asks for a second process (2 or more; ``None``: when it
     helps, see :mod:`piconv.processes`), for a large file read from a path or bytes whose
     header needs no entry read ahead: the last line of the part this process writes
-    itself (the rest goes to a second process); otherwise ``None``."""
+    itself and the byte offset of the next (the rest goes to a second process);
+    otherwise ``None``."""
     from piconv.processes import fork_available, wants_second_process
 
     info = stream.session
