@@ -11,7 +11,7 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension("piconv._speedups", ["core/_speedups.c"], optional=True),
-        Extension("piconv.converters.asf._jcs", ["converters/asf/_jcs.c"], optional=True),
+        Extension("piconv.converters.asf._jcs", ["converters/asf/_jcs.c"], depends=["converters/asf/sha256.h"], optional=True),
         Extension("piconv.converters.asf._checks", ["converters/asf/_checks.c"], optional=True),
     ]
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import io
 import math
 import os
@@ -147,6 +148,77 @@ def test_entry_line_is_the_envelope_then_the_body(parent: str | None, body: dict
 def test_entry_line_declines(args: tuple[Any, ...]) -> None:
     assert _jcs is not None
     assert _jcs.entry_line(*args) is None
+
+
+# --------------------------------------------------------------------------- ids
+
+
+@pytest.fixture(params=["fastest", "portable"])
+def sha256_rounds(request: pytest.FixtureRequest) -> str:
+    """Each of the C SHA-256 block functions in turn (the portable one on any CPU)."""
+    assert _jcs is not None
+    name = _jcs.use_portable_sha256(request.param == "portable")
+    yield name
+    _jcs.use_portable_sha256(False)
+
+
+def test_sha256_is_hashlibs(sha256_rounds: str) -> None:
+    """Every tail length around the 64-byte blocks and the 56-byte padding boundary, and
+    longer inputs, random bytes."""
+    assert _jcs is not None
+    rng = __import__("random").Random(7)
+    for size in [*range(0, 300), 511, 512, 513, 4096, 65_537, 1 << 20]:
+        data = rng.randbytes(size)
+        assert _jcs.sha256_hex(data) == hashlib.sha256(data).hexdigest(), size
+    assert _jcs.sha256_hex(memoryview(b"abc")) == hashlib.sha256(b"abc").hexdigest()
+
+
+def test_the_cpus_sha_instructions_are_used_where_present() -> None:
+    assert _jcs is not None
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    expected = "sha-ni" if " sha_ni" in flags else "portable"
+    assert _jcs.sha256_rounds() == expected
+    assert (jcs.c_entry is not None) == (expected == "sha-ni")  # hashlib is quicker than the portable rounds
+
+
+@pytest.mark.parametrize("parent", [None, "sha256:" + "ab" * 32])
+@pytest.mark.parametrize("body", [{}, {"legacy_id": "x"}, {"b": [1.5, "é\n"], "a": {"z": None, "y": True}}, {"t": "x" * 5000}])
+@pytest.mark.parametrize("type_", ["item", "pi:context_edit"])
+def test_entry_is_the_python_id_and_line(parent: str | None, body: dict[str, Any], type_: str, sha256_rounds: str) -> None:
+    from piconv.converters.asf.ids import envelope_id, envelope_id_plain
+
+    assert _jcs is not None
+    data = jcs.canonical(body)
+    ts = "2026-01-01T00:00:00.5Z"
+    content = "sha256:" + hashlib.sha256(data).hexdigest()
+    expected_id = envelope_id_plain(type_, parent, ts, content)
+    assert expected_id == envelope_id(type_, parent, ts, content, None)
+    expected = (expected_id, writer.entry_line(type_, expected_id, parent, ts, data, body))
+    assert _jcs.entry(type_, parent, ts, data) == expected
+    assert _jcs.stitched(type_, parent, ts, content[7:], data) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (1, None, "ts", b"{}"),
+        ("item", 5, "ts", b"{}"),
+        ("item", None, _Str("ts"), b"{}"),
+        ("ite\"m", None, "ts", b"{}"),
+        ("item", "a\\b", "ts", b"{}"),
+        ("item", None, "t\ns", b"{}"),
+        ("item", None, "tś", b"{}"),
+        ("item", None, "ts", b"[]"),
+        ("item", None, "ts", b"{"),
+        ("item", None, "ts", "{}"),
+    ],
+)
+def test_entry_declines_what_is_not_the_writers_plain_text(args: tuple[Any, ...]) -> None:
+    assert _jcs is not None
+    assert _jcs.entry(*args) is None
+    type_, parent, ts, body = args
+    assert _jcs.stitched(type_, parent, ts, "ab" * 32, body) is None
+    assert _jcs.stitched("item", None, "ts", "ab" * 31, b"{}") is None  # not a whole hash
 
 
 # --------------------------------------------------------------------------- generated

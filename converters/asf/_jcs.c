@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sha256.h"
+
 /* orjson refuses beyond 255 levels; anything near that is no session's. */
 #define MAX_DEPTH 250
 #define SAFE_INT (((long long)1) << 53)
@@ -512,6 +514,41 @@ canonical(PyObject *Py_UNUSED(module), PyObject *value)
     return out;
 }
 
+/* The envelope after its members: the body's members (``data``: the canonical bytes of an
+ * object) and a newline. */
+static int
+put_body(Buffer *b, const char *data, Py_ssize_t n)
+{
+    if (n == 2)
+        return put(b, "}\n", 2); /* an empty body adds nothing */
+    int rc = put(b, ",", 1);
+    if (rc == OK)
+        rc = put(b, data + 1, n - 1);
+    if (rc == OK)
+        rc = put(b, "\n", 1);
+    return rc;
+}
+
+/* put() of a string literal, its length counted by the compiler */
+#define put_lit(b, s) put((b), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+static PyObject *
+take_bytes(Buffer *b, int rc)
+{
+    PyObject *out = NULL;
+    if (rc == OK)
+        out = PyBytes_FromStringAndSize(b->data, b->len);
+    else if (rc == UNHANDLED)
+        out = Py_NewRef(Py_None);
+    if (b->cap > KEEP_BYTES) {
+        PyMem_Free(b->data);
+        b->data = NULL;
+        b->cap = 0;
+    }
+    b->len = 0;
+    return out;
+}
+
 /* entry_line(type, id, parent, ts, body) -> bytes | None: an ASF entry line, the
  * envelope members first then those of ``body`` (the canonical bytes of an object), and a
  * newline. None when an envelope member is not an exact str (parent: or None) or holds a
@@ -549,24 +586,185 @@ entry_line(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     if (rc == OK)
         rc = write_string(b, ts);
     if (rc == OK)
-        rc = n == 2 ? put(b, "}\n", 2) : put(b, ",", 1);  /* an empty body adds nothing */
-    if (rc == OK && n > 2) {
-        rc = put(b, data + 1, n - 1);
-        if (rc == OK)
-            rc = put(b, "\n", 1);
+        rc = put_body(b, data, n);
+    return take_bytes(b, rc);
+}
+
+/* ------------------------------------------------------------------------- ids */
+
+/* The text of a str the writer made itself (a type, an id, a timestamp): printable ASCII
+ * with nothing JSON escapes, so its JSON and JCS spelling is the text in quotes. NULL
+ * for anything else (the Python code spells those). */
+static const char *
+plain_text(PyObject *s, Py_ssize_t *n)
+{
+    if (!PyUnicode_CheckExact(s) || !PyUnicode_IS_ASCII(s))
+        return NULL;
+    const char *text = (const char *)PyUnicode_1BYTE_DATA(s);
+    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+    for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x20 || c == '"' || c == '\\')
+            return NULL;
     }
-    PyObject *out = NULL;
-    if (rc == OK)
-        out = PyBytes_FromStringAndSize(b->data, b->len);
-    else if (rc == UNHANDLED)
-        out = Py_NewRef(Py_None);
-    if (b->cap > KEEP_BYTES) {
-        PyMem_Free(b->data);
-        b->data = NULL;
-        b->cap = 0;
-    }
+    *n = len;
+    return text;
+}
+
+/* The envelope's id (RFC 0001: SHA-256 of the JCS of content, parent, ts and type, in
+ * that order) into id[71]; its line (envelope then body) into the shared buffer. */
+static int
+envelope(const char content[71], PyObject *type, PyObject *parent, PyObject *ts, const char *data,
+         Py_ssize_t n, char id[71])
+{
+    Py_ssize_t type_n = 0, ts_n = 0, parent_n = 0;
+    const char *type_s = plain_text(type, &type_n);
+    const char *ts_s = plain_text(ts, &ts_n);
+    const char *parent_s = parent == Py_None ? "" : plain_text(parent, &parent_n);
+    if (type_s == NULL || ts_s == NULL || parent_s == NULL || n < 2 || data[0] != '{' || data[n - 1] != '}')
+        return UNHANDLED;
+    Buffer *b = &shared_buf;
     b->len = 0;
+    int rc = put_lit(b, "{\"content\":\"");
+    if (rc == OK)
+        rc = put(b, content, 71);
+    if (rc == OK)
+        rc = parent == Py_None ? put_lit(b, "\",\"parent\":null") : put_lit(b, "\",\"parent\":\"");
+    if (rc == OK && parent != Py_None) {
+        rc = put(b, parent_s, parent_n);
+        if (rc == OK)
+            rc = put_lit(b, "\"");
+    }
+    if (rc == OK)
+        rc = put_lit(b, ",\"ts\":\"");
+    if (rc == OK)
+        rc = put(b, ts_s, ts_n);
+    if (rc == OK)
+        rc = put_lit(b, "\",\"type\":\"");
+    if (rc == OK)
+        rc = put(b, type_s, type_n);
+    if (rc == OK)
+        rc = put_lit(b, "\"}");
+    if (rc != OK)
+        return rc;
+    sha256_id((const uint8_t *)b->data, (size_t)b->len, id);
+    b->len = 0;
+    rc = put_lit(b, "{\"type\":\"");
+    if (rc == OK)
+        rc = put(b, type_s, type_n);
+    if (rc == OK)
+        rc = put_lit(b, "\",\"id\":\"");
+    if (rc == OK)
+        rc = put(b, id, 71);
+    if (rc == OK)
+        rc = parent == Py_None ? put_lit(b, "\",\"parent\":null") : put_lit(b, "\",\"parent\":\"");
+    if (rc == OK && parent != Py_None) {
+        rc = put(b, parent_s, parent_n);
+        if (rc == OK)
+            rc = put_lit(b, "\"");
+    }
+    if (rc == OK)
+        rc = put_lit(b, ",\"ts\":\"");
+    if (rc == OK)
+        rc = put(b, ts_s, ts_n);
+    if (rc == OK)
+        rc = put_lit(b, "\"");
+    if (rc == OK)
+        rc = put_body(b, data, n);
+    return rc;
+}
+
+static PyObject *
+id_and_line(int rc, const char id[71])
+{
+    Buffer *b = &shared_buf;
+    if (rc != OK) {
+        b->len = 0;
+        return rc == UNHANDLED ? Py_NewRef(Py_None) : NULL;
+    }
+    PyObject *line = take_bytes(b, rc);
+    if (line == NULL)
+        return NULL;
+    PyObject *entry_id = PyUnicode_FromStringAndSize(id, 71);
+    if (entry_id == NULL) {
+        Py_DECREF(line);
+        return NULL;
+    }
+    PyObject *out = PyTuple_Pack(2, entry_id, line);
+    Py_DECREF(entry_id);
+    Py_DECREF(line);
     return out;
+}
+
+/* entry(type, parent, ts, body) -> (id, line) | None: the entry's id from its body (the
+ * canonical bytes of an object) and envelope, and its line. None when a member is not
+ * the writer's plain text or the body no object. */
+static PyObject *
+entry(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "entry() takes 4 arguments");
+        return NULL;
+    }
+    if (!PyBytes_CheckExact(args[3]))
+        Py_RETURN_NONE;
+    const char *data = PyBytes_AS_STRING(args[3]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[3]);
+    char content[71], id[71];
+    sha256_id((const uint8_t *)data, (size_t)n, content);
+    return id_and_line(envelope(content, args[0], args[1], args[2], data, n, id), id);
+}
+
+/* stitched(type, parent, ts, content, body) -> (id, line) | None: ``entry`` for a body
+ * whose hash (``content``, 64 hex digits) is already known. */
+static PyObject *
+stitched(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "stitched() takes 5 arguments");
+        return NULL;
+    }
+    Py_ssize_t hex_n;
+    const char *hex = plain_text(args[3], &hex_n);
+    if (hex == NULL || hex_n != 64 || !PyBytes_CheckExact(args[4]))
+        Py_RETURN_NONE;
+    char content[71], id[71];
+    memcpy(content, "sha256:", 7);
+    memcpy(content + 7, hex, 64);
+    const char *data = PyBytes_AS_STRING(args[4]);
+    return id_and_line(envelope(content, args[0], args[1], args[2], data, PyBytes_GET_SIZE(args[4]), id), id);
+}
+
+/* sha256_hex(data) -> str: the 64 lowercase hex digits of the SHA-256 of bytes. */
+static PyObject *
+sha256_hex(PyObject *Py_UNUSED(module), PyObject *data)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    char id[71];
+    sha256_id((const uint8_t *)view.buf, (size_t)view.len, id);
+    PyBuffer_Release(&view);
+    return PyUnicode_FromStringAndSize(id + 7, 64);
+}
+
+/* sha256_rounds() -> str: the rounds in use, "sha-ni" or "portable". */
+static PyObject *
+sha256_rounds(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
+{
+    return PyUnicode_FromString(sha256_blocks == sha256_blocks_portable ? "portable" : "sha-ni");
+}
+
+/* use_portable_sha256(flag) -> str: the portable rounds (flag true) or the fastest this
+ * CPU has; the name of the rounds now in use. For the tests, which hold both to hashlib. */
+static PyObject *
+use_portable_sha256(PyObject *Py_UNUSED(module), PyObject *flag)
+{
+    int portable = PyObject_IsTrue(flag);
+    if (portable < 0)
+        return NULL;
+    sha256_init(portable);
+    return sha256_rounds(NULL, NULL);
 }
 
 static PyMethodDef methods[] = {
@@ -576,6 +774,16 @@ static PyMethodDef methods[] = {
     {"entry_line", (PyCFunction)(void (*)(void))entry_line, METH_FASTCALL,
      "entry_line(type, id, parent, ts, body) -> bytes | None\n\n"
      "An ASF entry line: the envelope members, then those of the canonical object body."},
+    {"entry", (PyCFunction)(void (*)(void))entry, METH_FASTCALL,
+     "entry(type, parent, ts, body) -> (id, line) | None\n\n"
+     "An entry's content-addressed id and its line, from the canonical bytes of its body."},
+    {"stitched", (PyCFunction)(void (*)(void))stitched, METH_FASTCALL,
+     "stitched(type, parent, ts, content, body) -> (id, line) | None\n\n"
+     "entry() for a body whose SHA-256 (64 hex digits) is known."},
+    {"sha256_hex", sha256_hex, METH_O, "sha256_hex(data) -> str\n\nThe SHA-256 of data, in hex."},
+    {"sha256_rounds", sha256_rounds, METH_NOARGS, "sha256_rounds() -> str\n\nThe SHA-256 rounds in use: \"sha-ni\" or \"portable\"."},
+    {"use_portable_sha256", use_portable_sha256, METH_O,
+     "use_portable_sha256(flag) -> str\n\nThe portable rounds (true) or the fastest; the name of those in use."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -588,5 +796,6 @@ PyMODINIT_FUNC
 PyInit__jcs(void)
 {
     init_escapes();
+    sha256_init(0);
     return PyModule_Create(&module_def);
 }

@@ -63,6 +63,17 @@ _c = _accelerator()
 _c_canonical = _c.canonical if _c is not None else None
 c_entry_line = _c.entry_line if _c is not None else None
 """``entry_line(type, id, parent, ts, body) -> bytes | None`` in C (see writer.py), or None."""
+# Hashing in C pays only with the CPU's SHA instructions: the portable rounds are slower
+# than OpenSSL's (hashlib), whose per-call cost is what the C path saves.
+_c_hashes = _c is not None and _c.sha256_rounds() == "sha-ni"
+c_entry = _c.entry if _c_hashes else None
+"""``entry(type, parent, ts, body) -> (id, line) | None`` in C: the content-addressed id and
+the line of an entry whose envelope members are the writer's plain text; or None."""
+c_stitched = _c.stitched if _c_hashes else None
+"""``stitched(type, parent, ts, content, body) -> (id, line) | None``: ``c_entry`` for a body
+whose SHA-256 (hex) is known."""
+c_sha256_hex = _c.sha256_hex if _c_hashes else None
+"""``sha256_hex(data) -> str`` in C, or None."""
 
 
 class CanonicalError(ValueError):

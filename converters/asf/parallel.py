@@ -53,6 +53,7 @@ from piconv.report import Report
 from piconv.stream import NeedsWholeSession, regular_entry
 
 from .ids import canonical_ts, envelope_id_plain
+from .jcs import c_sha256_hex, c_stitched
 from .writer import (
     _ENVELOPE,
     _NO_SETTINGS,
@@ -274,8 +275,9 @@ class _DetachedWriter(_Writer):
             shape = {"type": type_, "id": _PLACEHOLDER, "parent": None if parent is None else _PLACEHOLDER, "ts": ts, **body}
             self.checker.shape(shape, 0)
         self.bodies.write(data)
+        digest = c_sha256_hex(data) if c_sha256_hex is not None else _sha256(data).hexdigest()
         # the body travels only when a member is named like an envelope member (see entry_line)
-        self.records.append(("e", type_, parent, ts, _sha256(data).hexdigest(), len(data), _NO_BODY if _ENVELOPE.isdisjoint(body) else body))
+        self.records.append(("e", type_, parent, ts, digest, len(data), _NO_BODY if _ENVELOPE.isdisjoint(body) else body))
         number = self.count
         self.count += 1
         return number
@@ -423,6 +425,7 @@ class _Stitcher:
         write = writer.out.write
         add = ancestry.add
         append = ids.append
+        stitched = c_stitched
         for record in records:
             kind = record[0]
             if kind == "e":
@@ -430,10 +433,15 @@ class _Stitcher:
                 data = read(size)
                 if parent is not None:
                     parent = ids[parent] if type(parent) is int else self.first_part_id(parent)
-                entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + digest)
+                made = stitched(type_, parent, ts, digest, data) if stitched is not None and not body else None
+                if made is not None:
+                    entry_id, text = made
+                else:
+                    entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + digest)
+                    text = entry_line(type_, entry_id, parent, ts, data, body)
                 if checker is not None and (entry_id in nodes or (parent is not None and parent not in nodes)):
                     checker.links({"type": type_, "id": entry_id, "parent": parent}, writer.written + 2, ancestry)
-                write(entry_line(type_, entry_id, parent, ts, data, body))
+                write(text)
                 add(entry_id, parent)
                 writer.written += 1
                 append(entry_id)

@@ -25,6 +25,7 @@ from piconv.report import Report
 from .checks import Ancestry
 from .ids import CanonicalError, canonical_ts, envelope_id_plain, normalise, ts_from_millis
 from .items import arguments_text, input_parts, part_json, usage
+from .jcs import c_entry as _c_entry
 from .jcs import c_entry_line as _c_entry_line
 from .jcs import canonical
 
@@ -134,10 +135,14 @@ class _Writer:
 
     def emit(self, type_: str, parent: str | None, ts: str, body: JSONDict, line: int) -> str:
         type_, body, data = self.serialise(type_, body, line)
-        # type_, parent and ts are the writer's own text with nothing to escape in JSON
-        # (constants, ids, canonical_ts), so they are spelled directly.
-        entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + _sha256(data).hexdigest())
-        text = entry_line(type_, entry_id, parent, ts, data, body)
+        made = _c_entry(type_, parent, ts, data) if _c_entry is not None and _ENVELOPE.isdisjoint(body) else None
+        if made is not None:
+            entry_id, text = made
+        else:
+            # type_, parent and ts are the writer's own text with nothing to escape in JSON
+            # (constants, ids, canonical_ts), so they are spelled directly.
+            entry_id = envelope_id_plain(type_, parent, ts, "sha256:" + _sha256(data).hexdigest())
+            text = entry_line(type_, entry_id, parent, ts, data, body)
         if self.checker is not None:
             if _ENVELOPE.isdisjoint(body):
                 # The body is the writer's own and already serialised: completed in place
