@@ -262,3 +262,100 @@ def test_call_ids_the_worker_cannot_see_mean_starting_over(split_everywhere: Spl
     monkeypatch.setattr(parallel, "split_line", lambda source, share: parallel.line_offset(source, 10))
     assert _convert(data, jobs=2) == expected
     assert split_everywhere.started_over == ["split after line 10: the second process took other call ids"]
+
+
+@pytest.mark.parametrize("name", ["branching", "compaction"])
+def test_the_stitch_in_python_writes_what_the_c_stitch_writes(name: str, split_everywhere: Splits, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C stitch (``_jcs.stitch_run``) hands back to the Python loop whatever it does not
+    take; with it and without it, and without the C ids, every split writes the same."""
+    path = SHARED / "corpus" / "pi-generated" / f"{name}.jsonl"
+    expected = _convert(path, jobs=1)
+    lines = path.read_bytes().count(b"\n")
+    for missing in (("c_stitch_run",), ("c_stitch_run", "c_stitched", "c_sha256_hex")):
+        for attr in missing:
+            monkeypatch.setattr(parallel, attr, None)
+        for last in range(1, lines + 1, 3):
+            monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
+            assert _convert(path, jobs=2) == expected, f"without {missing}, split after line {last}"
+    assert split_everywhere.started_over == []
+
+
+def _stitch_tables() -> dict:
+    return {"ids": [], "nodes": {}, "asf_ids": {}, "item_ids": {}, "editable": set(), "call_ids": set(), "call_map": {}, "reports": []}
+
+
+def _run(records: list, blob: bytes, t: dict, check: bool = True) -> tuple:
+    from piconv.converters.asf import _jcs
+
+    return _jcs.stitch_run(records, 0, blob, 0, t["ids"], t["nodes"], check, t["asf_ids"], t["item_ids"], t["editable"],
+                           t["call_ids"], t["call_map"], None, t["reports"])
+
+
+def test_the_c_stitch_keeps_the_tables_the_python_stitch_keeps() -> None:
+    import hashlib
+
+    from piconv.converters.asf.checks import Ancestry
+    from piconv.converters.asf.ids import envelope_id_plain
+
+    body = b'{"item":{"type":"message"},"legacy_id":"x"}'
+    digest = hashlib.sha256(body).hexdigest()
+    t = _stitch_tables()
+    first_part = "sha256:" + "ab" * 32
+    t["asf_ids"]["p0"] = (first_part, first_part)
+    t["nodes"][first_part] = (None, 0, first_part)
+    records: list = [("r", "code", 3, "detail", 1)]
+    parents: list = []
+    for i in range(40):  # a chain under a first-part entry, with a branch back every seventh
+        parent = "p0" if i == 0 else (i - 7 if i % 7 == 0 else i - 1)
+        parents.append(parent)
+        records.append(("e", "item", parent, f"2026-01-01T00:00:{i:02d}Z", digest, len(body), {}))
+        records.append(("p", f"pi{i}", i, i, [i], i % 2 == 0, (("n", f"c{i}"),) if i % 3 == 0 else None))
+    index, offset, lines, count = _run(records, body * 40, t)
+    assert (index, offset, count) == (len(records), len(body) * 40, 40)
+    ancestry = Ancestry()
+    ancestry.nodes[first_part] = (None, 0, first_part)
+    ids: list[str] = []
+    for i, parent in enumerate(parents):
+        parent_id = first_part if parent == "p0" else ids[parent]
+        ids.append(envelope_id_plain("item", parent_id, f"2026-01-01T00:00:{i:02d}Z", "sha256:" + digest))
+        ancestry.add(ids[-1], parent_id)
+    assert t["ids"] == ids
+    assert t["nodes"] == ancestry.nodes
+    assert lines.count(b"\n") == 40 and lines.splitlines()[0].startswith(b'{"type":"item","id":"' + ids[0].encode())
+    assert t["asf_ids"]["pi5"] == (ids[5], ids[5]) and t["item_ids"]["pi5"] == [ids[5]]
+    assert t["editable"] == {f"pi{i}" for i in range(0, 40, 2)}
+    assert t["call_ids"] == {f"c{i}" for i in range(0, 40, 3)} and t["call_map"] == {"n": "c39"}
+    assert t["reports"] == [records[0]]
+
+
+@pytest.mark.parametrize("record, why", [
+    (("e", "item", None, "2026-01-01T00:00:00Z", None, 2, {"id": "x"}), "a body member named like an envelope member"),
+    (("e", "item", "nowhere", "2026-01-01T00:00:00Z", None, 2, {}), "a parent no entry holds"),
+    (("e", "item", 0, "2026-01-01T00:00:00Z", None, 2, {}), "a parent number not yet stitched"),
+    (("e", "it\"em", None, "2026-01-01T00:00:00Z", None, 2, {}), "a type JSON escapes"),
+    (("e", "item", None, "2026-01-01T00:00:00Z", "abc", 2, {}), "no whole hash"),
+    (("e", "item", None, "2026-01-01T00:00:00Z", None, 99, {}), "a body past the blob"),
+    (("p", "pi0", 0, 0, None, False, None), "a pi entry whose ASF ids are not stitched"),
+    (("d", None, None, None, -1), "a handed-over entry"),
+    (("s", frozenset(), {}), "the call ids to check"),
+])
+def test_the_c_stitch_leaves_what_it_does_not_take_to_python(record: tuple, why: str) -> None:
+    import hashlib
+
+    if record[0] == "e" and record[4] is None:
+        record = (*record[:4], hashlib.sha256(b"{}").hexdigest(), *record[5:])
+    t = _stitch_tables()
+    index, offset, lines, count = _run([record], b"{}", t)
+    assert (index, offset, lines, count) == (0, 0, b"", 0), why
+    assert t["ids"] == [] and t["nodes"] == {} and t["asf_ids"] == {}
+
+
+def test_the_c_stitch_leaves_an_id_written_twice_to_the_checker() -> None:
+    import hashlib
+
+    digest = hashlib.sha256(b"{}").hexdigest()
+    record = ("e", "item", None, "2026-01-01T00:00:00Z", digest, 2, {})
+    t = _stitch_tables()
+    assert _run([record, record], b"{}{}", t)[::3] == (1, 1)  # stops at the second, for the checker to word
+    t = _stitch_tables()
+    assert _run([record, record], b"{}{}", t, check=False)[::3] == (2, 2)

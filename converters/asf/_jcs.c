@@ -611,10 +611,13 @@ plain_text(PyObject *s, Py_ssize_t *n)
     return text;
 }
 
+/* The envelope text an id hashes, reused across calls. */
+static Buffer envelope_buf = {NULL, 0, 0};
+
 /* The envelope's id (RFC 0001: SHA-256 of the JCS of content, parent, ts and type, in
- * that order) into id[71]; its line (envelope then body) into the shared buffer. */
+ * that order) into id[71]; its line (envelope then body) appended to ``out``. */
 static int
-envelope(const char content[71], PyObject *type, PyObject *parent, PyObject *ts, const char *data,
+envelope(Buffer *out, const char content[71], PyObject *type, PyObject *parent, PyObject *ts, const char *data,
          Py_ssize_t n, char id[71])
 {
     Py_ssize_t type_n = 0, ts_n = 0, parent_n = 0;
@@ -623,7 +626,7 @@ envelope(const char content[71], PyObject *type, PyObject *parent, PyObject *ts,
     const char *parent_s = parent == Py_None ? "" : plain_text(parent, &parent_n);
     if (type_s == NULL || ts_s == NULL || parent_s == NULL || n < 2 || data[0] != '{' || data[n - 1] != '}')
         return UNHANDLED;
-    Buffer *b = &shared_buf;
+    Buffer *b = &envelope_buf;
     b->len = 0;
     int rc = put_lit(b, "{\"content\":\"");
     if (rc == OK)
@@ -648,7 +651,7 @@ envelope(const char content[71], PyObject *type, PyObject *parent, PyObject *ts,
     if (rc != OK)
         return rc;
     sha256_id((const uint8_t *)b->data, (size_t)b->len, id);
-    b->len = 0;
+    b = out;
     rc = put_lit(b, "{\"type\":\"");
     if (rc == OK)
         rc = put(b, type_s, type_n);
@@ -712,7 +715,8 @@ entry(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t n = PyBytes_GET_SIZE(args[3]);
     char content[71], id[71];
     sha256_id((const uint8_t *)data, (size_t)n, content);
-    return id_and_line(envelope(content, args[0], args[1], args[2], data, n, id), id);
+    shared_buf.len = 0;
+    return id_and_line(envelope(&shared_buf, content, args[0], args[1], args[2], data, n, id), id);
 }
 
 /* stitched(type, parent, ts, content, body) -> (id, line) | None: ``entry`` for a body
@@ -732,7 +736,285 @@ stitched(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     memcpy(content, "sha256:", 7);
     memcpy(content + 7, hex, 64);
     const char *data = PyBytes_AS_STRING(args[4]);
-    return id_and_line(envelope(content, args[0], args[1], args[2], data, PyBytes_GET_SIZE(args[4]), id), id);
+    shared_buf.len = 0;
+    return id_and_line(envelope(&shared_buf, content, args[0], args[1], args[2], data, PyBytes_GET_SIZE(args[4]), id), id);
+}
+
+/* The record kind of a worker record: its first item, a one-letter str. */
+static int
+record_kind(PyObject *record)
+{
+    if (!PyTuple_CheckExact(record) || PyTuple_GET_SIZE(record) < 1)
+        return 0;
+    PyObject *kind = PyTuple_GET_ITEM(record, 0);
+    if (!PyUnicode_CheckExact(kind) || PyUnicode_GET_LENGTH(kind) != 1)
+        return 0;
+    return (int)PyUnicode_READ_CHAR(kind, 0);
+}
+
+/* checks.Ancestry.add for a node whose parent is known (or None): nodes[node] = (parent,
+ * depth, jump), jump pointers on the skew-binary scheme. 1 done, 0 left to Python (a
+ * parent not in nodes), -1 error. */
+static int
+ancestry_add(PyObject *nodes, PyObject *node, PyObject *parent)
+{
+    PyObject *value;
+    if (parent == Py_None) {
+        PyObject *zero = PyLong_FromLong(0);
+        if (zero == NULL)
+            return -1;
+        value = PyTuple_Pack(3, parent, zero, node);
+        Py_DECREF(zero);
+    }
+    else {
+        PyObject *p = PyDict_GetItemWithError(nodes, parent);
+        if (p == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+        PyObject *jump = PyTuple_GET_ITEM(p, 2);
+        PyObject *j = PyDict_GetItemWithError(nodes, jump);
+        if (j == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+        PyObject *jj = PyTuple_GET_ITEM(j, 2);
+        PyObject *jjn = PyDict_GetItemWithError(nodes, jj);
+        if (jjn == NULL)
+            return PyErr_Occurred() ? -1 : 0;
+        long long depth = PyLong_AsLongLong(PyTuple_GET_ITEM(p, 1));
+        long long j_depth = PyLong_AsLongLong(PyTuple_GET_ITEM(j, 1));
+        long long jj_depth = PyLong_AsLongLong(PyTuple_GET_ITEM(jjn, 1));
+        if (PyErr_Occurred())
+            return -1;
+        PyObject *new_depth = PyLong_FromLongLong(depth + 1);
+        if (new_depth == NULL)
+            return -1;
+        value = PyTuple_Pack(3, parent, new_depth, depth - j_depth == j_depth - jj_depth ? jj : parent);
+        Py_DECREF(new_depth);
+    }
+    if (value == NULL)
+        return -1;
+    int rc = PyDict_SetItem(nodes, node, value);
+    Py_DECREF(value);
+    return rc < 0 ? -1 : 1;
+}
+
+/* The tables a "p" record fills in (see stitch_run). */
+typedef struct {
+    PyObject *asf_ids, *item_ids, *editable, *call_ids, *call_map, *checker_call_ids;
+} Tables;
+
+static PyObject *
+id_at(PyObject *ids, PyObject *number)
+{
+    Py_ssize_t at = PyLong_CheckExact(number) ? PyLong_AsSsize_t(number) : -1;
+    if (at < 0 || at >= PyList_GET_SIZE(ids)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return PyList_GET_ITEM(ids, at);
+}
+
+/* A "p" record (pi id, first, last, items, editable, calls): what the one-process writer
+ * keeps of a pi entry it wrote. 1 done, 0 left to Python, -1 error. */
+static int
+pi_entry(PyObject *record, PyObject *ids, Tables *t)
+{
+    if (PyTuple_GET_SIZE(record) != 7)
+        return 0;
+    PyObject *pi_id = PyTuple_GET_ITEM(record, 1), *items = PyTuple_GET_ITEM(record, 4);
+    PyObject *editable = PyTuple_GET_ITEM(record, 5), *calls = PyTuple_GET_ITEM(record, 6);
+    PyObject *first = id_at(ids, PyTuple_GET_ITEM(record, 2)), *last = id_at(ids, PyTuple_GET_ITEM(record, 3));
+    if (first == NULL || last == NULL || !(items == Py_None || PyList_CheckExact(items))
+        || !(calls == Py_None || PyTuple_CheckExact(calls)) || !PyBool_Check(editable))
+        return 0;
+    int seen = PyDict_Contains(t->asf_ids, pi_id); /* an id used again: Python words it */
+    if (seen != 0)
+        return seen < 0 ? -1 : 0;
+    if (items != Py_None) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++)
+            if (id_at(ids, PyList_GET_ITEM(items, i)) == NULL)
+                return 0;
+    }
+    if (calls != Py_None) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(calls); i++) {
+            PyObject *pair = PyTuple_GET_ITEM(calls, i);
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
+                return 0;
+        }
+    }
+    PyObject *pair = PyTuple_Pack(2, first, last);
+    if (pair == NULL)
+        return -1;
+    int rc = PyDict_SetItem(t->asf_ids, pi_id, pair);
+    Py_DECREF(pair);
+    if (rc < 0)
+        return -1;
+    if (items != Py_None && PyList_GET_SIZE(items)) {
+        PyObject *list = PyList_New(PyList_GET_SIZE(items));
+        if (list == NULL)
+            return -1;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++)
+            PyList_SET_ITEM(list, i, Py_NewRef(id_at(ids, PyList_GET_ITEM(items, i))));
+        rc = PyDict_SetItem(t->item_ids, pi_id, list);
+        Py_DECREF(list);
+        if (rc < 0)
+            return -1;
+    }
+    if (editable == Py_True && PySet_Add(t->editable, pi_id) < 0)
+        return -1;
+    if (calls != Py_None) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(calls); i++) {
+            PyObject *native = PyTuple_GET_ITEM(PyTuple_GET_ITEM(calls, i), 0);
+            PyObject *candidate = PyTuple_GET_ITEM(PyTuple_GET_ITEM(calls, i), 1);
+            if (PySet_Add(t->call_ids, candidate) < 0)
+                return -1;
+            if (t->checker_call_ids != Py_None && PySet_Add(t->checker_call_ids, candidate) < 0)
+                return -1;
+            if (native != Py_None && PyDict_SetItem(t->call_map, native, candidate) < 0)
+                return -1;
+        }
+    }
+    return 1;
+}
+
+/* stitch_run(records, index, blob, offset, ids, nodes, check, asf_ids, item_ids, editable,
+ *            call_ids, call_map, checker_call_ids, reports) -> (index, offset, lines, count)
+ *
+ * The main process's stitch (parallel.py) of the worker's records from records[index] on.
+ * An "e" record is an entry: its body is the next ``size`` bytes of ``blob`` from
+ * ``offset``, its parent an index into ``ids``, a pi id of ``asf_ids`` (its last ASF id)
+ * or None; its id is computed, appended to ``ids`` and added to ``nodes`` (the writer's
+ * ancestry); its line added to ``lines``. A "p" record fills in the writer's tables for
+ * the pi entry just written; an "r" record (a report addition) is appended to
+ * ``reports`` for the caller to add before anything else. Stops at the first record left
+ * to Python: another kind, a body member named like an envelope member, a parent not
+ * resolved, not in ``nodes`` or not plain text, with ``check`` an id already in
+ * ``nodes``, a pi id already in ``asf_ids``, or anything not of the shape it expects. */
+static PyObject *
+stitch_run(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 14) {
+        PyErr_SetString(PyExc_TypeError, "stitch_run() takes 14 arguments");
+        return NULL;
+    }
+    PyObject *records = args[0], *blob = args[2], *ids = args[4], *nodes = args[5], *reports = args[13];
+    Tables tables = {args[7], args[8], args[9], args[10], args[11], args[12]};
+    PyObject *asf_ids = tables.asf_ids;
+    Py_ssize_t index = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t offset = PyLong_AsSsize_t(args[3]);
+    int check = PyObject_IsTrue(args[6]);
+    if ((index == -1 || offset == -1 || check < 0) && PyErr_Occurred())
+        return NULL;
+    if (!PyList_CheckExact(records) || !PyBytes_CheckExact(blob) || !PyList_CheckExact(ids)
+        || !PyDict_CheckExact(asf_ids) || !PyDict_CheckExact(nodes) || !PyDict_CheckExact(tables.item_ids)
+        || !PySet_Check(tables.editable) || !PySet_Check(tables.call_ids) || !PyDict_CheckExact(tables.call_map)
+        || !(tables.checker_call_ids == Py_None || PySet_Check(tables.checker_call_ids)) || !PyList_CheckExact(reports)) {
+        PyErr_SetString(PyExc_TypeError, "stitch_run(): arguments of other types");
+        return NULL;
+    }
+    const char *blob_data = PyBytes_AS_STRING(blob);
+    Py_ssize_t blob_n = PyBytes_GET_SIZE(blob);
+    Buffer *out = &shared_buf;
+    out->len = 0;
+    Py_ssize_t count = 0;
+    for (; index < PyList_GET_SIZE(records); index++) {
+        PyObject *record = PyList_GET_ITEM(records, index);
+        int kind = record_kind(record);
+        if (kind == 'p') {
+            int done = pi_entry(record, ids, &tables);
+            if (done < 0)
+                goto error;
+            if (done == 0)
+                break;
+            continue;
+        }
+        if (kind == 'r') {
+            if (PyList_Append(reports, record) < 0)
+                goto error;
+            continue;
+        }
+        if (kind != 'e' || PyTuple_GET_SIZE(record) != 7)
+            break;
+        PyObject *type = PyTuple_GET_ITEM(record, 1), *parent = PyTuple_GET_ITEM(record, 2);
+        PyObject *ts = PyTuple_GET_ITEM(record, 3), *digest = PyTuple_GET_ITEM(record, 4);
+        PyObject *body = PyTuple_GET_ITEM(record, 6);
+        if (!PyDict_CheckExact(body) || PyDict_GET_SIZE(body) != 0)
+            break;
+        Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(record, 5));
+        if (size == -1 && PyErr_Occurred())
+            goto error;
+        if (size < 0 || offset + size > blob_n)
+            break;
+        if (PyLong_CheckExact(parent)) {
+            Py_ssize_t at = PyLong_AsSsize_t(parent);
+            if (at == -1 && PyErr_Occurred())
+                goto error;
+            if (at < 0 || at >= PyList_GET_SIZE(ids))
+                break;
+            parent = PyList_GET_ITEM(ids, at);
+        }
+        else if (parent != Py_None) {
+            PyObject *pair = PyDict_GetItemWithError(asf_ids, parent);
+            if (pair == NULL) {
+                if (PyErr_Occurred())
+                    goto error;
+                break;
+            }
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2)
+                break;
+            parent = PyTuple_GET_ITEM(pair, 1);
+        }
+        if (parent != Py_None) {
+            int known = PyDict_Contains(nodes, parent);
+            if (known < 0)
+                goto error;
+            if (!known)
+                break;
+        }
+        Py_ssize_t hex_n;
+        const char *hex = plain_text(digest, &hex_n);
+        if (hex == NULL || hex_n != 64)
+            break;
+        char content[71], id[71];
+        memcpy(content, "sha256:", 7);
+        memcpy(content + 7, hex, 64);
+        Py_ssize_t mark = out->len;
+        int rc = envelope(out, content, type, parent, ts, blob_data + offset, size, id);
+        if (rc == FAILED)
+            goto error;
+        if (rc != OK) {
+            out->len = mark;
+            break;
+        }
+        PyObject *entry_id = PyUnicode_FromStringAndSize(id, 71);
+        if (entry_id == NULL)
+            goto error;
+        int seen = check ? PyDict_Contains(nodes, entry_id) : 0;
+        if (seen != 0) {
+            Py_DECREF(entry_id);
+            if (seen < 0)
+                goto error;
+            out->len = mark;
+            break;
+        }
+        int added = ancestry_add(nodes, entry_id, parent);
+        if (added <= 0 || PyList_Append(ids, entry_id) < 0) {
+            Py_DECREF(entry_id);
+            if (added == 0) { /* not reached: the parent was checked above */
+                out->len = mark;
+                break;
+            }
+            goto error;
+        }
+        Py_DECREF(entry_id);
+        offset += size;
+        count++;
+    }
+    PyObject *lines = take_bytes(out, OK);
+    if (lines == NULL)
+        return NULL;
+    return Py_BuildValue("(nnNn)", index, offset, lines, count);
+error:
+    out->len = 0;
+    return NULL;
 }
 
 /* sha256_hex(data) -> str: the 64 lowercase hex digits of the SHA-256 of bytes. */
@@ -780,6 +1062,10 @@ static PyMethodDef methods[] = {
     {"stitched", (PyCFunction)(void (*)(void))stitched, METH_FASTCALL,
      "stitched(type, parent, ts, content, body) -> (id, line) | None\n\n"
      "entry() for a body whose SHA-256 (64 hex digits) is known."},
+    {"stitch_run", (PyCFunction)(void (*)(void))stitch_run, METH_FASTCALL,
+     "stitch_run(records, index, blob, offset, ids, nodes, check, asf_ids, item_ids, editable, call_ids, call_map, "
+     "checker_call_ids, reports) -> (index, offset, lines, count)\n\n"
+     "The worker's entry records stitched in, as far as one left to Python (see parallel.py)."},
     {"sha256_hex", sha256_hex, METH_O, "sha256_hex(data) -> str\n\nThe SHA-256 of data, in hex."},
     {"sha256_rounds", sha256_rounds, METH_NOARGS, "sha256_rounds() -> str\n\nThe SHA-256 rounds in use: \"sha-ni\" or \"portable\"."},
     {"use_portable_sha256", use_portable_sha256, METH_O,

@@ -74,6 +74,8 @@ c_stitched = _c.stitched if _c_hashes else None
 whose SHA-256 (hex) is known."""
 c_sha256_hex = _c.sha256_hex if _c_hashes else None
 """``sha256_hex(data) -> str`` in C, or None."""
+c_stitch_run = _c.stitch_run if _c is not None else None
+"""The stitch of a second process's entries in C (see parallel.py), or None."""
 
 
 class CanonicalError(ValueError):

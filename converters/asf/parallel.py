@@ -53,7 +53,7 @@ from piconv.report import Report
 from piconv.stream import NeedsWholeSession, regular_entry
 
 from .ids import canonical_ts, envelope_id_plain
-from .jcs import c_sha256_hex, c_stitched
+from .jcs import c_sha256_hex, c_stitch_run, c_stitched
 from .writer import (
     _ENVELOPE,
     _NO_SETTINGS,
@@ -362,10 +362,13 @@ class _Batches:
         self.bodies = open(os.path.join(folder, "bodies"), "wb", buffering=1 << 20)  # noqa: SIM115
         self.records_file = open(os.path.join(folder, "records"), "wb")  # noqa: SIM115
         self.notify = notify
+        self.sent = 0  # bytes of bodies in the batches sent so far
 
     def send(self, records: list[tuple[Any, ...]]) -> None:
         self.bodies.flush()
-        pickle.dump(records, self.records_file, protocol=pickle.HIGHEST_PROTOCOL)
+        end = self.bodies.tell()
+        pickle.dump((records, end - self.sent), self.records_file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.sent = end
         self.records_file.flush()
         os.write(self.notify, _BATCH_READY)
         records.clear()
@@ -415,7 +418,8 @@ class _Stitcher:
         self.report = report
         self.ids: list[str] = []  # the worker's entries' ids, by their number
 
-    def batch(self, records: list[tuple[Any, ...]], read: Any) -> None:
+    def batch(self, records: list[tuple[Any, ...]], blob: bytes) -> None:
+        """Stitch in one batch of records, whose bodies are ``blob``, in order."""
         writer = self.writer
         ids = self.ids
         asf_ids = writer.asf_ids
@@ -423,14 +427,33 @@ class _Stitcher:
         nodes = ancestry.nodes
         checker = writer.checker
         write = writer.out.write
-        add = ancestry.add
-        append = ids.append
         stitched = c_stitched
-        for record in records:
+        run = c_stitch_run
+        check = checker is not None
+        offset = 0
+        index = 0
+        end = len(records)
+        tables = (asf_ids, writer.item_ids, writer.editable, writer.call_ids, writer.call_map,
+                  checker.call_ids if checker is not None else None)
+        reports: list[tuple[Any, ...]] = []
+        while index < end:
+            if run is not None:  # in C, as far as a record it leaves to the code below
+                index, offset, text, count = run(records, index, blob, offset, ids, nodes, check, *tables, reports)
+                if count:
+                    write(text)
+                    writer.written += count
+                for report in reports:
+                    self.report.add(*report[1:])
+                reports.clear()
+                if index >= end:
+                    break
+            record = records[index]
+            index += 1
             kind = record[0]
             if kind == "e":
                 _, type_, parent, ts, digest, size, body = record
-                data = read(size)
+                data = blob[offset : offset + size]
+                offset += size
                 if parent is not None:
                     parent = ids[parent] if type(parent) is int else self.first_part_id(parent)
                 made = stitched(type_, parent, ts, digest, data) if stitched is not None and not body else None
@@ -442,9 +465,9 @@ class _Stitcher:
                 if checker is not None and (entry_id in nodes or (parent is not None and parent not in nodes)):
                     checker.links({"type": type_, "id": entry_id, "parent": parent}, writer.written + 2, ancestry)
                 write(text)
-                add(entry_id, parent)
+                ancestry.add(entry_id, parent)
                 writer.written += 1
-                append(entry_id)
+                ids.append(entry_id)
             elif kind == "p":
                 _, pi_id, first, last, items, editable, calls = record
                 if pi_id in asf_ids:
@@ -514,7 +537,8 @@ def _stitch(writer: _Writer, folder: str, notify: int, report: Report) -> tuple[
                 bodies = open(os.path.join(folder, "bodies"), "rb", buffering=1 << 20)  # noqa: SIM115
             if signal_byte == _DONE:
                 return pickle.load(records_file)
-            stitcher.batch(pickle.load(records_file), bodies.read)  # type: ignore[union-attr]
+            records, size = pickle.load(records_file)
+            stitcher.batch(records, bodies.read(size))  # type: ignore[union-attr]
     finally:
         for fh in (records_file, bodies):
             if fh is not None:
