@@ -393,3 +393,43 @@ def test_declined_values_go_to_python(value: Any, monkeypatch: pytest.MonkeyPatc
 def test_depth_below_the_limit_is_handled() -> None:
     value = _nested(200)
     assert c_canonical(value) == _reference(value)
+
+
+# --------------------------------------------------------------------------- timestamps
+
+
+def _js_timestamp_by_regex(text: str) -> str | None:
+    """ids.canonical_ts's reading of pi's toISOString() form, without the C code."""
+    from piconv.converters.asf import ids
+
+    match = ids._JS_TS(text)
+    if match is None or not ids._is_day(match[1]):
+        return None
+    fraction = match[2].rstrip("0")
+    return f"{text[:19]}.{fraction}Z" if fraction else f"{text[:19]}Z"
+
+
+def _timestamp_cases() -> list[str]:
+    import random
+
+    rng = random.Random(11)
+    cases = ["2026-01-01T00:00:00.000Z", "0000-01-01T00:00:00.000Z", "2026-01-01T00:00:00.0000Z", "\uff11026-01-01T00:00:00.000Z"]  # a fullwidth digit
+    for year in (1, 4, 100, 400, 1900, 2000, 2023, 2024, 9999):
+        for month in range(14):
+            for day in (0, 1, 28, 29, 30, 31, 32):
+                for fraction in ("000", "100", "120", "123", "001"):
+                    cases.append(f"{year:04d}-{month:02d}-{day:02d}T12:34:56.{fraction}Z")
+    for _ in range(20_000):  # one to three characters changed
+        chars = list("2024-02-29T23:59:59.120Z")
+        for _ in range(rng.randint(1, 3)):
+            chars[rng.randrange(len(chars))] = rng.choice("0123456789-T:.Z z")
+        cases.append("".join(chars))
+    return cases
+
+
+def test_js_timestamps_are_read_as_the_regex_reads_them() -> None:
+    assert _jcs is not None
+    for text in _timestamp_cases():
+        assert _jcs.js_timestamp(text) == _js_timestamp_by_regex(text), text
+    assert _jcs.js_timestamp(_Str("2026-01-01T00:00:00.000Z")) is None  # a subclass: the Python path
+    assert _jcs.js_timestamp(5) is None

@@ -1017,6 +1017,53 @@ error:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ timestamps */
+
+static int
+digits(const Py_UCS1 *s, int from, int n, int *value)
+{
+    int v = 0;
+    for (int i = from; i < from + n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *value = v;
+    return 1;
+}
+
+/* js_timestamp(text) -> str | None: the RFC 0001 spelling of a timestamp in JavaScript's
+ * toISOString() form (YYYY-MM-DDTHH:MM:SS.mmmZ, what pi writes) naming a real day and
+ * time: the fraction without trailing zeros. None for anything else, which ids.py's
+ * general path reads. */
+static PyObject *
+js_timestamp(PyObject *Py_UNUSED(module), PyObject *text)
+{
+    static const int month_days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (!PyUnicode_CheckExact(text) || !PyUnicode_IS_ASCII(text) || PyUnicode_GET_LENGTH(text) != 24)
+        Py_RETURN_NONE;
+    const Py_UCS1 *s = PyUnicode_1BYTE_DATA(text);
+    int year, month, day, hour, minute, second, milli;
+    if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z'
+        || !digits(s, 0, 4, &year) || !digits(s, 5, 2, &month) || !digits(s, 8, 2, &day) || !digits(s, 11, 2, &hour)
+        || !digits(s, 14, 2, &minute) || !digits(s, 17, 2, &second) || !digits(s, 20, 3, &milli))
+        Py_RETURN_NONE;
+    if (hour > 23 || minute > 59 || second > 59 || year < 1 || month < 1 || month > 12 || day < 1)
+        Py_RETURN_NONE;
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if (day > month_days[month - 1] + (month == 2 && leap))
+        Py_RETURN_NONE;
+    if (s[22] != '0')
+        return Py_NewRef(text); /* already canonical */
+    char out[24];
+    memcpy(out, s, 20);
+    int n = s[21] != '0' ? 22 : s[20] != '0' ? 21 : 19;
+    if (n > 19)
+        memcpy(out + 20, s + 20, (size_t)(n - 20));
+    out[n] = 'Z';
+    return PyUnicode_FromStringAndSize(out, n + 1);
+}
+
 /* sha256_hex(data) -> str: the 64 lowercase hex digits of the SHA-256 of bytes. */
 static PyObject *
 sha256_hex(PyObject *Py_UNUSED(module), PyObject *data)
@@ -1066,6 +1113,8 @@ static PyMethodDef methods[] = {
      "stitch_run(records, index, blob, offset, ids, nodes, check, asf_ids, item_ids, editable, call_ids, call_map, "
      "checker_call_ids, reports) -> (index, offset, lines, count)\n\n"
      "The worker's entry records stitched in, as far as one left to Python (see parallel.py)."},
+    {"js_timestamp", js_timestamp, METH_O,
+     "js_timestamp(text) -> str | None\n\nThe RFC 0001 spelling of a toISOString() timestamp, or None."},
     {"sha256_hex", sha256_hex, METH_O, "sha256_hex(data) -> str\n\nThe SHA-256 of data, in hex."},
     {"sha256_rounds", sha256_rounds, METH_NOARGS, "sha256_rounds() -> str\n\nThe SHA-256 rounds in use: \"sha-ni\" or \"portable\"."},
     {"use_portable_sha256", use_portable_sha256, METH_O,

@@ -74,6 +74,8 @@ c_stitched = _c.stitched if _c_hashes else None
 whose SHA-256 (hex) is known."""
 c_sha256_hex = _c.sha256_hex if _c_hashes else None
 """``sha256_hex(data) -> str`` in C, or None."""
+c_js_timestamp = _c.js_timestamp if _c is not None else None
+"""``js_timestamp(text) -> str | None``: ids.canonical_ts for pi's own timestamp form, in C."""
 c_stitch_run = _c.stitch_run if _c is not None else None
 """The stitch of a second process's entries in C (see parallel.py), or None."""
 
