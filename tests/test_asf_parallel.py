@@ -359,3 +359,19 @@ def test_the_c_stitch_leaves_an_id_written_twice_to_the_checker() -> None:
     assert _run([record, record], b"{}{}", t)[::3] == (1, 1)  # stops at the second, for the checker to word
     t = _stitch_tables()
     assert _run([record, record], b"{}{}", t, check=False)[::3] == (2, 2)
+
+
+@pytest.mark.parametrize("path", corpus_files(), ids=corpus_ids())
+def test_the_first_parts_call_ids_are_those_of_its_entries(path: Path) -> None:
+    """What the worker reads of the first part: the tool calls' ids, as the IR holds them,
+    in file order, from the file (mapped) and from bytes alike."""
+    import piconv
+    from piconv import ir
+
+    data = path.read_bytes()
+    expected = [part.call_id for entry in piconv.load(path).entries if type(entry.message) is ir.AssistantMessage
+                and type(entry.message.content) is not str for part in entry.message.content or () if type(part) is ir.ToolCall]
+    assert parallel.first_part_calls(path, len(data)) == expected
+    assert parallel.first_part_calls(data, len(data)) == expected
+    half = len(data) // 2
+    assert parallel.first_part_calls(path, half) == parallel.first_part_calls(data[:half], half)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import mmap
 import os
 import pickle
 import shutil
@@ -50,7 +51,7 @@ from typing import Any
 import orjson
 from piconv import ir
 from piconv.report import Report
-from piconv.stream import NeedsWholeSession, regular_entry
+from piconv.stream import NeedsWholeSession
 
 from .ids import canonical_ts, envelope_id_plain
 from .jcs import c_sha256_hex, c_stitch_run, c_stitched
@@ -185,43 +186,36 @@ _UNKNOWN_TS = _UnknownTs("")
 def _lines_holding(source: Any, end: int, needle: bytes) -> Iterator[bytes]:
     """Each line before byte ``end`` of ``source`` (a path or bytes) holding ``needle``."""
     if isinstance(source, (bytes, bytearray)):
-        chunks: Any = (bytes(source[:end]),)
-    else:
-        chunks = _file_chunks(source, end)
-    for chunk in chunks:
-        pos = chunk.find(needle)
-        while pos >= 0:
-            start = chunk.rfind(b"\n", 0, pos) + 1
-            stop = chunk.find(b"\n", pos)
-            if stop < 0:
-                stop = len(chunk)
-            yield chunk[start:stop]
-            pos = chunk.find(needle, stop)
+        yield from _matching_lines(source, end, needle)
+        return
+    with open(source, "rb") as fh:
+        try:
+            # searched in place: no copy of the first part is made
+            view: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # an empty file, or one that cannot be mapped
+            view = fh.read(end)
+        try:
+            yield from _matching_lines(view, end, needle)
+        finally:
+            if isinstance(view, mmap.mmap):
+                view.close()
 
 
-def _file_chunks(path: Any, end: int) -> Iterator[bytes]:
-    """The first ``end`` bytes of the file, in chunks that each end a line."""
-    carry = b""
-    done = 0
-    with open(path, "rb", buffering=0) as fh:
-        while done < end:
-            block = fh.read(min(end - done, _CHUNK))
-            if not block:
-                break
-            done += len(block)
-            last = block.rfind(b"\n")
-            if last < 0:
-                carry += block
-                continue
-            yield carry + block[: last + 1]
-            carry = block[last + 1 :]
-    if carry:
-        yield carry
+def _matching_lines(data: Any, end: int, needle: bytes) -> Iterator[bytes]:
+    pos = data.find(needle, 0, end)
+    while pos >= 0:
+        start = data.rfind(b"\n", 0, pos) + 1
+        stop = data.find(b"\n", pos, end)
+        if stop < 0:
+            stop = end
+        yield data[start:stop]
+        pos = data.find(needle, stop, end)
 
 
 def first_part_calls(source: Any, end: int) -> list[str | None]:
     """The call ids of the assistant messages' tool calls before byte ``end``, in file
-    order, as the entries hold them: what the writer takes call ids from."""
+    order, as the entries hold them (a ``toolCall`` part's ``id`` when it is a string,
+    else none): what the writer hands call ids out from. The main process checks them."""
     natives: list[str | None] = []
     for raw in _lines_holding(source, end, _TOOL_CALL):
         try:
@@ -233,10 +227,13 @@ def first_part_calls(source: Any, end: int) -> list[str | None]:
         message = value.get("message")
         if type(message) is not dict or message.get("role") != "assistant":
             continue
-        entry = regular_entry(value, 0)
-        msg = entry.message if entry is not None else None
-        if type(msg) is ir.AssistantMessage and type(msg.content) is not str:
-            natives.extend(part.call_id for part in msg.content or () if type(part) is ir.ToolCall)
+        content = message.get("content")
+        if type(content) is not list:
+            continue
+        for part in content:
+            if type(part) is dict and part.get("type") == "toolCall":
+                call_id = part.get("id")
+                natives.append(call_id if type(call_id) is str else None)
     return natives
 
 
