@@ -433,3 +433,29 @@ def test_js_timestamps_are_read_as_the_regex_reads_them() -> None:
         assert _jcs.js_timestamp(text) == _js_timestamp_by_regex(text), text
     assert _jcs.js_timestamp(_Str("2026-01-01T00:00:00.000Z")) is None  # a subclass: the Python path
     assert _jcs.js_timestamp(5) is None
+
+
+# --------------------------------------------------------------------------- ancestry
+
+
+def test_link_is_ancestry_add_for_new_ids_under_known_parents() -> None:
+    from piconv.converters.asf.checks import Ancestry
+
+    assert _jcs is not None
+    rng = __import__("random").Random(5)
+    python, nodes = Ancestry(), {}
+    ids: list[str] = []
+    for i in range(2000):  # a tree: mostly chains, branches back now and then, a few roots
+        parent = None if not ids or rng.random() < 0.01 else ids[-1] if rng.random() < 0.9 else rng.choice(ids)
+        node = f"sha256:{i:064x}"
+        assert _jcs.link(nodes, node, parent) is True
+        python.add(node, parent)
+        ids.append(node)
+    assert nodes == python.nodes
+    for a, b in ((rng.choice(ids), rng.choice(ids)) for _ in range(500)):  # the jump pointers work
+        checked = Ancestry()
+        checked.nodes = nodes
+        assert checked.on_path(a, b) == python.on_path(a, b)
+    assert _jcs.link(nodes, ids[5], ids[3]) is False  # an id already there
+    assert _jcs.link(nodes, "sha256:new", "sha256:nowhere") is False  # a parent not there
+    assert "sha256:new" not in nodes and len(nodes) == 2000

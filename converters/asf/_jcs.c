@@ -796,6 +796,27 @@ ancestry_add(PyObject *nodes, PyObject *node, PyObject *parent)
     return rc < 0 ? -1 : 1;
 }
 
+/* link(nodes, id, parent) -> bool: checks.Ancestry.add for an entry whose id is new and
+ * whose parent (or None) is known, which is every entry the writer makes; False, and
+ * nothing added, otherwise (the checker words the problem, Ancestry.add keeps an orphan). */
+static PyObject *
+ancestry_link(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "link(nodes: dict, id, parent)");
+        return NULL;
+    }
+    int seen = PyDict_Contains(args[0], args[1]);
+    if (seen < 0)
+        return NULL;
+    if (seen)
+        Py_RETURN_FALSE;
+    int added = ancestry_add(args[0], args[1], args[2]);
+    if (added < 0)
+        return NULL;
+    return PyBool_FromLong(added);
+}
+
 /* The tables a "p" record fills in (see stitch_run). */
 typedef struct {
     PyObject *asf_ids, *item_ids, *editable, *call_ids, *call_map, *checker_call_ids;
@@ -1109,6 +1130,8 @@ static PyMethodDef methods[] = {
     {"stitched", (PyCFunction)(void (*)(void))stitched, METH_FASTCALL,
      "stitched(type, parent, ts, content, body) -> (id, line) | None\n\n"
      "entry() for a body whose SHA-256 (64 hex digits) is known."},
+    {"link", (PyCFunction)(void (*)(void))ancestry_link, METH_FASTCALL,
+     "link(nodes, id, parent) -> bool\n\nAncestry.add for a new id under a known parent (or None); False otherwise."},
     {"stitch_run", (PyCFunction)(void (*)(void))stitch_run, METH_FASTCALL,
      "stitch_run(records, index, blob, offset, ids, nodes, check, asf_ids, item_ids, editable, call_ids, call_map, "
      "checker_call_ids, reports) -> (index, offset, lines, count)\n\n"

@@ -60,23 +60,34 @@ def _accelerator() -> Any:
 
 
 _c = _accelerator()
-_c_canonical = _c.canonical if _c is not None else None
-c_entry_line = _c.entry_line if _c is not None else None
+
+
+def _from_c(name: str) -> Any:
+    """A function of the C module, or None (no module, or one built from older sources)."""
+    return getattr(_c, name, None)
+
+
+_c_canonical = _from_c("canonical")
+c_entry_line = _from_c("entry_line")
 """``entry_line(type, id, parent, ts, body) -> bytes | None`` in C (see writer.py), or None."""
 # Hashing in C pays only with the CPU's SHA instructions: the portable rounds are slower
 # than OpenSSL's (hashlib), whose per-call cost is what the C path saves.
-_c_hashes = _c is not None and _c.sha256_rounds() == "sha-ni"
-c_entry = _c.entry if _c_hashes else None
+_rounds = _from_c("sha256_rounds")
+_c_hashes = _rounds is not None and _rounds() == "sha-ni"
+c_entry = _from_c("entry") if _c_hashes else None
 """``entry(type, parent, ts, body) -> (id, line) | None`` in C: the content-addressed id and
 the line of an entry whose envelope members are the writer's plain text; or None."""
-c_stitched = _c.stitched if _c_hashes else None
+c_stitched = _from_c("stitched") if _c_hashes else None
 """``stitched(type, parent, ts, content, body) -> (id, line) | None``: ``c_entry`` for a body
 whose SHA-256 (hex) is known."""
-c_sha256_hex = _c.sha256_hex if _c_hashes else None
+c_sha256_hex = _from_c("sha256_hex") if _c_hashes else None
 """``sha256_hex(data) -> str`` in C, or None."""
-c_js_timestamp = _c.js_timestamp if _c is not None else None
+c_js_timestamp = _from_c("js_timestamp")
 """``js_timestamp(text) -> str | None``: ids.canonical_ts for pi's own timestamp form, in C."""
-c_stitch_run = _c.stitch_run if _c is not None else None
+c_link = _from_c("link")
+"""``link(nodes, id, parent) -> bool``: checks.Ancestry.add in C for a new id under a known
+parent, or None."""
+c_stitch_run = _from_c("stitch_run")
 """The stitch of a second process's entries in C (see parallel.py), or None."""
 
 

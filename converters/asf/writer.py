@@ -27,6 +27,7 @@ from .ids import CanonicalError, canonical_ts, envelope_id_plain, normalise, ts_
 from .items import arguments_text, input_parts, part_json, usage
 from .jcs import c_entry as _c_entry
 from .jcs import c_entry_line as _c_entry_line
+from .jcs import c_link as _c_link
 from .jcs import canonical
 
 FORMAT = "agentsession/0.11"
@@ -73,6 +74,7 @@ class Settings:
 
 
 _NO_SETTINGS = Settings()  # frozen: one shared instance
+_REFERRING = frozenset({"compaction", "branch_summary", "label"})  # entries whose links name other entries
 _EDITABLE = (ir.UserMessage, ir.AssistantMessage, ir.ToolResult, ir.ExtensionMessage)  # what pi's context edits change
 
 
@@ -154,9 +156,15 @@ class _Writer:
                 entry = body
             else:  # a body member named like an envelope member: the body's wins, as written
                 entry = {"type": type_, "id": entry_id, "parent": parent, "ts": ts, **body}
-            self.checker.entry(entry, self.written + 2, self.ancestry)
+            self.checker.shape(entry, self.written + 2)
+            # An id new and a parent written (all the links an item, response or config
+            # has) are checked as the id joins the ancestry; the rest words a problem.
+            if _c_link is None or type_ in _REFERRING or not _c_link(self.ancestry.nodes, entry_id, parent):
+                self.checker.links(entry, self.written + 2, self.ancestry)
+                self.ancestry.add(entry_id, parent)
+        elif _c_link is None or not _c_link(self.ancestry.nodes, entry_id, parent):
+            self.ancestry.add(entry_id, parent)
         self.out.write(text)
-        self.ancestry.add(entry_id, parent)
         self.written += 1
         return entry_id
 
