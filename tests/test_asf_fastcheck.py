@@ -353,3 +353,32 @@ def test_container_walk_equals_value_walk(value: Any) -> None:
         return
     assert jcs.canonical(value) == slow
     assert jcs.is_plain(value) == (jcs._prepare_slow(value) is value)
+
+
+@pytest.mark.parametrize("fault", ["id-duplicate", "parent-unknown"])
+def test_an_id_written_twice_or_a_parent_not_written_stops_the_writer(fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The links an item, response or config has are checked as its id joins the
+    ancestry (in C where built): a writer that repeated an id or named a parent it never
+    wrote is stopped at that line."""
+    import piconv
+    from piconv.converters.asf import writer
+
+    original = writer._Writer.emit
+    made: list[str] = []
+
+    def faulty(self: Any, type_: str, parent: Any, ts: str, body: Any, line: int) -> str:
+        if len(made) == 3:
+            if fault == "id-duplicate":
+                monkeypatch.setattr(writer, "_c_entry", lambda *a: (made[1], original_line(a)))
+            else:
+                parent = "sha256:" + "f" * 64
+        entry_id = original(self, type_, parent, ts, body, line)
+        made.append(entry_id)
+        return entry_id
+
+    def original_line(args: tuple) -> bytes:
+        return b"{}\n"
+
+    monkeypatch.setattr(writer._Writer, "emit", faulty)
+    with pytest.raises(ValidationFailed, match=rf"line \d+: {fault}"):
+        write_asf(piconv.load(CORPUS[0]), io.BytesIO(), {"validate": True}, Report(format="asf"))
