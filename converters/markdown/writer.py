@@ -216,8 +216,20 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
 
     head = frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
     del fm, stats
+    if not all_branches:
+        from .split import wanted
+
+        start = wanted(run, use_child(options.get("jobs", 1)))
+        if start is not None:
+            from . import split
+
+            problems = split.write(out, report, head, renderer, run, start, bool(options.get("validate")))
+            if problems:
+                _failed(doc, problems)
+            _same_turns(renderer, turns)
+            return
     if not options.get("validate"):
-        _emit(out, report, head, body)
+        emit(out, report, head, body)
         _same_turns(renderer, turns)
         return
     _write_checked(doc, out, options, report, head, body)
@@ -238,7 +250,7 @@ def _write_checked(
     read back and parsed again afterwards."""
     from .checker import SECTION_CHARS, Stream, check
 
-    start = _tell(out)
+    start = tell(out)
     kept: list[str] | None = None if start is not None else []
     stream: Any
     if use_child(options.get("jobs", 1)):
@@ -261,7 +273,7 @@ def _write_checked(
             kept.append(text)
 
     try:
-        _emit(out, report, head, body, sink)
+        emit(out, report, head, body, sink)
         problems = stream.close()
     finally:
         if piped:
@@ -277,15 +289,20 @@ def _write_checked(
             out.seek(0, os.SEEK_END)
         problems = check(data)
     if problems:
-        shown = "; ".join(problems[:5])
-        raise ValidationFailed(
-            f"markdown output failed validation ({len(problems)} problems): {shown}", path=doc.session.source_path
-        )
+        _failed(doc, problems)
+
+
+def _failed(doc: Document, problems: list[str]) -> None:
+    shown = "; ".join(problems[:5])
+    raise ValidationFailed(
+        f"markdown output failed validation ({len(problems)} problems): {shown}", path=doc.session.source_path
+    )
 
 
 def use_child(jobs: int | None) -> bool:
-    """Whether the checker may run in a second process: ``jobs`` >= 2 says yes, 1 says
-    no, ``None`` (the command line's default) lets :func:`.pipe.worthwhile` decide."""
+    """Whether a second process may render part of the body (:mod:`.split`) or run the
+    checker (:mod:`.pipe`): ``jobs`` >= 2 says yes, 1 says no, ``None`` (the command
+    line's default) lets :func:`.pipe.worthwhile` decide."""
     if jobs is None:
         from .pipe import worthwhile
 
@@ -293,7 +310,7 @@ def use_child(jobs: int | None) -> bool:
     return jobs >= 2
 
 
-def _tell(out: IO[bytes]) -> int | None:
+def tell(out: IO[bytes]) -> int | None:
     """Where the output starts, if it can be read back from there."""
     try:
         return out.tell() if out.readable() and out.seekable() else None
@@ -339,7 +356,7 @@ def _note_line(text: str) -> str:
     return f"*{text}*\n"
 
 
-def _emit(
+def emit(
     out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str, bytes], None] | None = None
 ) -> None:
     """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
