@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -193,10 +194,15 @@ def test_a_failing_child_leaves_the_rest_to_this_process(monkeypatch: pytest.Mon
     expected = convert(source, validate=True)
     monkeypatch.setattr(split, "MIN_ENTRIES", 1)
 
-    def fails(self: Renderer, run: Any, stop: int) -> None:
-        raise RuntimeError("in the child")  # skip() runs in the child only
+    parent = os.getpid()
+    real = Renderer.batches
 
-    monkeypatch.setattr(Renderer, "skip", fails)
+    def fails_in_the_child(self: Renderer, run: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.getpid() != parent:
+            raise RuntimeError("in the child")
+        return real(self, run, *args, **kwargs)
+
+    monkeypatch.setattr(Renderer, "batches", fails_in_the_child)
     used = _spy_children(monkeypatch)
     assert convert(source, validate=True, jobs=2) == expected
     assert convert(source, jobs=2)[0] == expected[0]

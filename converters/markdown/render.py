@@ -11,6 +11,7 @@ italic notes where they happened. System prompts are collapsed ``<details>`` blo
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -214,6 +215,16 @@ class Renderer:
                 out, left = [], size
         if out:
             yield out
+
+    def copy(self) -> Renderer:
+        """A renderer with this one's numbering, to go on from elsewhere in the run."""
+        images = copy.copy(self.images)
+        images.written = dict(images.written)
+        twin = Renderer(self.report, images, self.level, self.labels)
+        twin.turns = self.turns
+        twin.turn_of = dict(self.turn_of)
+        twin._assistants = dict(self._assistants)
+        return twin
 
     def skip(self, run: Run, stop: int) -> None:
         """Leaves the numbering as rendering ``run.entries[:stop]`` would (turn numbers,

@@ -83,11 +83,11 @@ class Answer:
 
 def _serve(conn: Any, renderer: Renderer, run: Run, start: int, validate: bool, sink_file: IO[bytes]) -> None:
     """The child: renders ``run.entries[start:]`` into ``sink_file`` (checking it when
-    ``validate``), sends an :class:`Answer`, or a failure, and leaves."""
+    ``validate``) with ``renderer``, whose numbering is at ``start`` already, sends an
+    :class:`Answer`, or a failure, and leaves."""
     try:
         report = Report(renderer.report.format)
         renderer.report = renderer.images.report = report
-        renderer.skip(run, start)
         turns_at_cut = renderer.turns
         stream = Stream.resume(renderer.level, turns_at_cut, SECTION_CHARS) if validate else None
         first = True
@@ -167,8 +167,12 @@ def write(out: IO[bytes], report: Report, head: str, renderer: Renderer, run: Ru
             kept.append(text)
 
     sink = feed if stream is not None else None
+    # The numbering at the cut, worked out before the fork: passing over the first part
+    # in the child would touch (and so copy, page by page) memory only this process needs.
+    later = renderer.copy()
+    later.skip(run, start)
     with tempfile.TemporaryFile() as rest:
-        child = _Child(renderer, run, start, validate, rest)
+        child = _Child(later, run, start, validate, rest)
         try:
             emit(out, report, head, renderer.batches(run, stop=start), sink)
             answer = child.answer()
