@@ -32,6 +32,7 @@ from piconv.ir import (
     UsageRecord,
     UserMessage,
 )
+from piconv.processes import CpuMeter
 
 from . import escape as esc
 from . import frontmatter
@@ -160,6 +161,7 @@ def title_of(doc: Document) -> str:
 
 
 def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    meter = CpuMeter()  # read before the fork or the check decide whether a second process helps
     leaf = options.get("leaf")
     all_branches = bool(options.get("all_branches"))
     if all_branches and leaf:
@@ -219,7 +221,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
     if not all_branches:
         from .split import wanted
 
-        start = wanted(run, use_child(options.get("jobs", 1)))
+        start = wanted(run, use_child(options.get("jobs", 1), meter))
         if start is not None:
             from . import split
 
@@ -232,7 +234,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         emit(out, report, head, body)
         _same_turns(renderer, turns)
         return
-    _write_checked(doc, out, options, report, head, body)
+    _write_checked(doc, out, options, report, head, body, meter)
     _same_turns(renderer, turns)
 
 
@@ -243,7 +245,13 @@ def _same_turns(renderer: Renderer, turns: int) -> None:
 
 
 def _write_checked(
-    doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report, head: str, body: Iterable[list[str]]
+    doc: Document,
+    out: IO[bytes],
+    options: Mapping[str, Any],
+    report: Report,
+    head: str,
+    body: Iterable[list[str]],
+    meter: CpuMeter | None = None,
 ) -> None:
     """Writes and validates as it writes: the checker reads each piece as it goes out (see
     checker.Stream), in this process or in a child (:mod:`.pipe`), so the output is not
@@ -253,7 +261,7 @@ def _write_checked(
     start = tell(out)
     kept: list[str] | None = None if start is not None else []
     stream: Any
-    if use_child(options.get("jobs", 1)):
+    if use_child(options.get("jobs", 1), meter):
         from .pipe import ParallelStream
 
         stream = ParallelStream()  # on a second core once the output is large
@@ -299,14 +307,15 @@ def _failed(doc: Document, problems: list[str]) -> None:
     )
 
 
-def use_child(jobs: int | None) -> bool:
+def use_child(jobs: int | None, meter: CpuMeter | None = None) -> bool:
     """Whether a second process may render part of the body (:mod:`.split`) or run the
     checker (:mod:`.pipe`): ``jobs`` >= 2 says yes, 1 says no, ``None`` (the command
-    line's default) lets :func:`.pipe.worthwhile` decide."""
+    line's default) lets :func:`.pipe.worthwhile` decide, and ``meter`` whether a CPU
+    was to spare meanwhile (else the two processes would take turns on one)."""
     if jobs is None:
         from .pipe import worthwhile
 
-        return worthwhile()
+        return worthwhile() and (meter is None or meter.idle_enough())
     return jobs >= 2
 
 
