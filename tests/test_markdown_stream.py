@@ -83,7 +83,8 @@ def test_the_turns_counted_before_rendering_are_the_turns_rendered(path: Path, a
 
 
 def test_a_wrong_turn_count_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render.Run, "turns", property(lambda self: 0))
+    real = Renderer._pair
+    monkeypatch.setattr(Renderer, "_pair", lambda self, entries: (*real(self, entries)[:2], 0))  # 0 turns announced
     with pytest.raises(RuntimeError, match="turn headings written"):
         convert(HOSTILE)
 

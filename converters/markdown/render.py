@@ -119,15 +119,12 @@ class Run:
     entries: Sequence[Entry]
     results: dict[tuple[int, int], Entry]  # (id of the calling entry, part index) -> result
     paired: set[int]  # ids of the result entries rendered under their call
-
-    @property
-    def turns(self) -> int:
-        """The turn headings :meth:`Renderer.batches` will write: one per entry it renders
-        except system prompts and notes (model and level changes, labels, names, context
-        edits, usage records, extension state, unknown entries). The front matter states
-        it before the body is rendered; the writer compares it with the headings made."""
-        paired = self.paired
-        return sum(1 for entry in self.entries if opens_turn(entry, paired))
+    turns: int
+    """The turn headings :meth:`Renderer.batches` will write: one per entry it renders
+    except system prompts and notes (model and level changes, labels, names, context
+    edits, usage records, extension state, unknown entries), i.e. the entries that
+    :func:`opens_turn`. The front matter states it before the body is rendered; the
+    writer compares it with the headings made."""
 
 
 _TURN_EVENTS = (Compaction, BranchSummary)
@@ -177,8 +174,7 @@ class Renderer:
     def plan(self, entries: Sequence[Entry]) -> Run:
         """The run ``entries`` make (tool results paired with their calls), to count its
         turns before it is rendered and then render it."""
-        results, paired = self._pair(entries)
-        return Run(entries, results, paired)
+        return Run(entries, *self._pair(entries))
 
     def batches(
         self, run: Run, size: int = BATCH_ENTRIES, *, start: int = 0, stop: int | None = None
@@ -264,18 +260,24 @@ class Renderer:
         self.turns = turns
         self.images.count += images
 
-    def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int]]:
+    def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int], int]:
         """Results by (id of the calling entry, part index); the set of paired result
-        entries. A result pairs with the earliest unanswered call with its id before it."""
+        entries; the turns (see :attr:`Run.turns`), counted in the same pass: a result
+        is paired or not when it is met. A result pairs with the earliest unanswered call
+        with its id before it."""
         open_calls: dict[str, deque[tuple[int, int]]] = {}
         results: dict[tuple[int, int], Entry] = {}
         paired: set[int] = set()
+        turns = 0
         for entry in entries:
             body = entry.body
             if not isinstance(body, MessageBody):
+                if isinstance(body, _TURN_EVENTS):
+                    turns += 1
                 continue
             msg = body.message
             if isinstance(msg, AssistantMessage):
+                turns += 1
                 content = msg.content
                 if isinstance(content, (tuple, list)):
                     for i, part in enumerate(content):
@@ -285,12 +287,17 @@ class Renderer:
                                 open_calls[part.call_id] = deque([(id(entry), i)])
                             else:
                                 waiting.append((id(entry), i))
-            elif isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
-                waiting = open_calls.get(msg.call_id)
+            elif isinstance(msg, ToolResult):
+                call_id = msg.call_id
+                waiting = open_calls.get(call_id) if isinstance(call_id, str) else None
                 if waiting:
                     results[waiting.popleft()] = entry
                     paired.add(id(entry))
-        return results, paired
+                else:
+                    turns += 1
+            elif not isinstance(msg, SystemMessage):
+                turns += 1
+        return results, paired, turns
 
     def heading(self, entry: Entry, who: str) -> str:
         """A turn heading: number, who (already escaped Markdown), time and entry id."""

@@ -79,6 +79,7 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
     usages: list[Usage] = []  # summed at the end, in this order
     add_usage = usages.append
     role_keys = _ROLE_KEYS
+    named: set[tuple[str | None, str]] = set()  # (provider, model) pairs in ``models`` already
     for entry in entries:
         body = entry.body
         msg = body.message if isinstance(body, MessageBody) else None
@@ -89,7 +90,10 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
             if isinstance(msg, AssistantMessage):
                 model = msg.model
                 if model is not None and model.model:
-                    models["/".join(x for x in (model.provider, model.model) if x)] = None
+                    pair = (model.provider, model.model)
+                    if pair not in named:  # (joining the name for every message cost a third)
+                        named.add(pair)
+                        models["/".join(x for x in pair if x)] = None
                 if msg.reasoning_level:
                     levels[msg.reasoning_level] = None
                 if msg.usage is not None:
