@@ -211,6 +211,22 @@ def test_a_failing_child_leaves_the_rest_to_this_process(monkeypatch: pytest.Mon
 
 
 @needs_fork
+def test_no_room_for_the_child_s_part_leaves_it_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = generated(8)
+    expected = convert(source, validate=True)
+    monkeypatch.setattr(split, "MIN_ENTRIES", 1)
+
+    def no_room(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(split.tempfile, "TemporaryFile", no_room)
+    used = _spy_children(monkeypatch)
+    assert convert(source, validate=True, jobs=2) == expected
+    assert used == []  # no child was started
+    assert not multiprocessing.active_children()
+
+
+@needs_fork
 def test_a_failure_while_rendering_the_first_part_leaves_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(split, "MIN_ENTRIES", 1)
     real = Renderer.batches

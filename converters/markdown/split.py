@@ -171,13 +171,18 @@ def write(out: IO[bytes], report: Report, head: str, renderer: Renderer, run: Ru
     # in the child would touch (and so copy, page by page) memory only this process needs.
     later = renderer.copy()
     later.skip(run, start)
-    with tempfile.TemporaryFile() as rest:
-        child = _Child(later, run, start, validate, rest)
+    with contextlib.ExitStack() as stack:
+        try:
+            rest: IO[bytes] | None = stack.enter_context(tempfile.TemporaryFile())
+        except OSError:
+            rest = None
+        child = _Child(later, run, start, validate, rest) if rest is not None else None
         try:
             emit(out, report, head, renderer.batches(run, stop=start), sink)
-            answer = child.answer()
+            answer = child.answer() if child is not None else None
         finally:
-            child.stop()
+            if child is not None:
+                child.stop()
         if answer is None:
             # No child, or it failed: the rest is rendered here, as in one process.
             emit(out, report, "", renderer.batches(run, start=start), sink)
@@ -185,6 +190,7 @@ def write(out: IO[bytes], report: Report, head: str, renderer: Renderer, run: Ru
                 return []
             problems = stream.close()
             return _whole(out, base, kept, None) if stream.incomplete else problems
+        assert rest is not None
         renderer.turns, renderer.images.count = answer.turns, answer.images
         report.merge(answer.losses, answer.notes)
         rest.seek(0)
