@@ -178,13 +178,13 @@ def _spy_children(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 def _spy_whole_checks(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The outputs the writer with a child checks whole (a list it appends to)."""
     checked: list[bytes] = []
-    real = split.check
+    real = checker.check
 
     def check(data: bytes) -> list[str]:
         checked.append(data)
         return real(data)
 
-    monkeypatch.setattr(split, "check", check)
+    monkeypatch.setattr(checker, "check", check)
     return checked
 
 

@@ -31,14 +31,16 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from piconv import Report
 from piconv.processes import fork_available
 
-from .checker import SECTION_CHARS, Part, Stream, check, join
 from .render import Renderer, Run, opens_turn
 from .writer import emit, tell
+
+if TYPE_CHECKING:
+    from .checker import Part, Stream
 
 MIN_ENTRIES = 4096
 """Runs with fewer entries are rendered in one process: the fork and the copy cost a few
@@ -89,7 +91,11 @@ def _serve(conn: Any, renderer: Renderer, run: Run, start: int, validate: bool, 
         report = Report(renderer.report.format)
         renderer.report = renderer.images.report = report
         turns_at_cut = renderer.turns
-        stream = Stream.resume(renderer.level, turns_at_cut, SECTION_CHARS) if validate else None
+        stream = None
+        if validate:
+            from .checker import SECTION_CHARS, Stream
+
+            stream = Stream.resume(renderer.level, turns_at_cut, SECTION_CHARS)
         first = True
 
         def feed(text: str, data: bytes) -> None:
@@ -159,7 +165,11 @@ def write(out: IO[bytes], report: Report, head: str, renderer: Renderer, run: Ru
     rendered by a child; the check's problems when ``validate`` (else ``[]``)."""
     base = tell(out)
     kept: list[str] | None = None if base is not None or not validate else []
-    stream = Stream(section=SECTION_CHARS) if validate else None
+    stream: Stream | None = None
+    if validate:
+        from .checker import SECTION_CHARS, Stream  # lazy: markdown-it-py loads only to validate
+
+        stream = Stream(section=SECTION_CHARS)
 
     def feed(text: str, data: bytes) -> None:
         stream.feed(text)  # type: ignore[union-attr]
@@ -200,6 +210,8 @@ def write(out: IO[bytes], report: Report, head: str, renderer: Renderer, run: Ru
         stream.ends_at_cut = True
         stream.feed("\n")  # the blank line before the child's first heading
         stream.close()
+        from .checker import join
+
         verdict = join(stream.part(), answer.part, answer.turns_at_cut)
         return verdict if verdict is not None else _whole(out, base, kept, rest)
 
@@ -218,4 +230,6 @@ def _whole(out: IO[bytes], base: int | None, kept: list[str] | None, rest: IO[by
         if rest is not None:
             rest.seek(0)
             data += rest.read()
+    from .checker import check
+
     return check(data)
