@@ -142,7 +142,7 @@ def test_two_processes_write_the_bytes_and_report_of_one(seed: int, validate: bo
     used = _spy_children(monkeypatch)
     wholes = _spy_whole_checks(monkeypatch)
     for share in (0.0, 0.13, 0.5, 0.9):
-        monkeypatch.setattr(split, "SHARE", share)
+        monkeypatch.setattr(split, "SHARE_VALIDATED" if validate else "SHARE", share)
         assert convert(source, validate=validate, jobs=2) == expected, share
     assert used and all(used)
     assert wholes == []  # each part's check settled the valid output
@@ -245,11 +245,12 @@ def test_a_failure_while_rendering_the_first_part_leaves_no_child(monkeypatch: p
 def test_one_process_unless_allowed_and_large() -> None:
     doc = piconv.load(generated(1))
     run = _renderer(doc).plan(doc.path())
-    assert split.wanted(run, False) is None
-    assert split.wanted(run, True) is None  # fewer entries than MIN_ENTRIES
+    assert split.wanted(run, False, False) is None
+    assert split.wanted(run, True, True) is None  # fewer entries than MIN_ENTRIES
     start = split.cut(run)
     assert start is not None and opens_turn(run.entries[start], run.paired)
-    assert not any(opens_turn(e, run.paired) for e in run.entries[len(run.entries) // 2 : start])
+    assert not any(opens_turn(e, run.paired) for e in run.entries[int(len(run.entries) * split.SHARE) : start])
+    assert split.cut(run, 0.5) >= len(run.entries) // 2
 
 
 def test_merged_reports_are_the_report_of_one_sequence() -> None:

@@ -198,9 +198,36 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         turns = run.turns
         body = renderer.batches(run)
     report.entries_written = len(rendered)
+    fm_segments = len(segs) - (0 if segs[0].entries else 1) if all_branches else None
 
+    def head() -> str:
+        return _head(doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments)
+
+    if not all_branches:
+        from .split import wanted
+
+        start = wanted(run, use_child(options.get("jobs", 1), meter), bool(options.get("validate")))
+        if start is not None:
+            from . import split
+
+            # The head (its statistics walk every entry) is made once the child renders.
+            problems = split.write(out, report, head, renderer, run, start, bool(options.get("validate")))
+            if problems:
+                _failed(doc, problems)
+            _same_turns(renderer, turns)
+            return
+    if not options.get("validate"):
+        emit(out, report, head(), body)
+        _same_turns(renderer, turns)
+        return
+    _write_checked(doc, out, options, report, head(), body, meter)
+    _same_turns(renderer, turns)
+
+
+def _head(doc: Document, rendered: list[Entry], turns: int, leaf: str | None, segments: int | None) -> str:
+    """The front matter and the title; ``segments``: their count in the tree layout
+    (``None``: the path layout)."""
     info = doc.session
-    stats = statistics(rendered)
     fm: dict[str, Any] = {
         "title": title_of(doc),
         "session_id": info.id,
@@ -211,35 +238,15 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         "source_format": info.source_format or None,
         "source_version": info.source_version,
         "source_file": os.path.basename(info.source_path) if info.source_path else None,
-        "leaf": (leaf or doc.leaf_id) if not all_branches else doc.leaf_id,
-        "layout": "tree" if all_branches else "path",
+        "leaf": leaf,
+        "layout": "path" if segments is None else "tree",
         "turns": turns,
     }
-    if all_branches:
-        fm["segments"] = len(segs) - (0 if segs[0].entries else 1)
-    fm.update(stats)
+    if segments is not None:
+        fm["segments"] = segments
+    fm.update(statistics(rendered))
     fm["generator"] = "piconv markdown"
-
-    head = frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
-    del fm, stats
-    if not all_branches:
-        from .split import wanted
-
-        start = wanted(run, use_child(options.get("jobs", 1), meter))
-        if start is not None:
-            from . import split
-
-            problems = split.write(out, report, head, renderer, run, start, bool(options.get("validate")))
-            if problems:
-                _failed(doc, problems)
-            _same_turns(renderer, turns)
-            return
-    if not options.get("validate"):
-        emit(out, report, head, body)
-        _same_turns(renderer, turns)
-        return
-    _write_checked(doc, out, options, report, head, body, meter)
-    _same_turns(renderer, turns)
+    return frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
 
 
 def _same_turns(renderer: Renderer, turns: int) -> None:
