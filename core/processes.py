@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 
 
 def fork_available() -> bool:
@@ -38,3 +39,45 @@ def wants_second_process(jobs: int | None) -> bool:
     if jobs is None:
         return second_process_helps()
     return jobs >= 2
+
+
+SPARE_CPU = 0.5
+"""The idle CPU time (in CPUs, on average) a :class:`CpuMeter` must have seen for a second
+process to be worth starting: less means other work holds the other CPUs, and a second
+process would only take turns with this one (and pay for its start and for the pages
+it copies)."""
+
+
+def _idle_seconds() -> float | None:
+    """Idle (and I/O wait) CPU seconds of the whole machine since boot, summed over its
+    CPUs; ``None`` where ``/proc/stat`` cannot be read."""
+    try:
+        with open("/proc/stat", "rb") as handle:
+            fields = handle.readline().split()
+        return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class CpuMeter:
+    """Whether the machine had a CPU to spare between the meter's start and now: a
+    command-line conversion asks it before taking a second process by default, after
+    some work of its own (so that the window covers a few hundred milliseconds)."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.idle = _idle_seconds()
+
+    def spare(self) -> float | None:
+        """CPUs idle on average since the start; ``None`` when unknown or too soon (the
+        kernel counts in ticks of 10 ms)."""
+        idle = _idle_seconds()
+        elapsed = time.monotonic() - self.start
+        if idle is None or self.idle is None or elapsed < 0.05:
+            return None
+        return (idle - self.idle) / elapsed
+
+    def idle_enough(self) -> bool:
+        """At least :data:`SPARE_CPU` to spare, or no way to tell."""
+        spare = self.spare()
+        return spare is None or spare >= SPARE_CPU

@@ -130,6 +130,7 @@ class _Builder:
         self.entries: list[Entry] = []
         self.seen: dict[str, int] = {}  # id -> position in entries (the latest holder)
         self.taken: set[str] = set()
+        self.unresolved: list[int] = []  # positions of entries whose parent was not seen before them
 
     def add(self, index: int, line: int, raw: dict[str, Any]) -> None:
         """One record, in file order."""
@@ -139,13 +140,22 @@ class _Builder:
             self.other_headers.append((line, raw))
             self.problem(line, "extra-header", "a further session header line: kept, not part of the tree")
             return
-        entry = self.entry(index, line, raw)
-        entry_id = entry.id
+        # entry(), inlined for the usual, well-formed entry (a call less per line)
+        entry_id = raw.get("id")
+        parent_id = raw.get("parentId", ...)
+        if not self.migrated_v1 and type(entry_id) is str and (parent_id is None or type(parent_id) is str):
+            entry = load_entry(raw, line, entry_id, parent_id)
+        else:
+            entry = self.irregular_entry(index, line, raw, self.migrated_v1, self.taken)
+            entry_id, parent_id = entry.id, entry.parent_id
         entries = self.entries
-        previous = self.seen.get(entry_id)
+        seen = self.seen
+        previous = seen.get(entry_id)
         if previous is not None:
             self.rename_earlier(previous, entry_id, line)
-        self.seen[entry_id] = len(entries)
+        if parent_id is not None and parent_id not in seen:
+            self.unresolved.append(len(entries))  # dangling, or a parent further on
+        seen[entry_id] = len(entries)
         entries.append(entry)
 
     def entry(self, index: int, line: int, raw: dict[str, Any]) -> Entry:
@@ -176,7 +186,9 @@ class _Builder:
         )
 
     def finish(self, version: float, raw_version: Any, lines_read: int) -> Document:
-        entries = self.repair_parents(self.entries)
+        # Without renamed or invented ids, ``seen`` is every entry's position and only the
+        # entries whose parent did not come before them need a look.
+        entries = self.repair_parents(self.entries, None if self.taken else self.unresolved)
         session = self.session_info(self.header_rec, version, raw_version, self.other_headers)
         return Document(
             session=session,
@@ -255,8 +267,12 @@ class _Builder:
                 synthesized.add("parentId")
         return load_entry(value, line, entry_id, parent_id, frozenset(synthesized), overrides)
 
-    def repair_parents(self, entries: list[Entry]) -> list[Entry]:
-        ids = {e.id: i for i, e in enumerate(entries)}
+    def repair_parents(self, entries: list[Entry], unresolved: list[int] | None = None) -> list[Entry]:
+        """Detaches entries whose parent does not exist and cuts parent cycles.
+        ``unresolved``: the positions of the only entries whose parent may not precede
+        them (see :meth:`add`), when ``seen`` holds every entry's position; ``None``:
+        look at every entry."""
+        ids = {e.id: i for i, e in enumerate(entries)} if unresolved is None else self.seen
 
         def detach(i: int, code: str, message: str) -> None:
             e = entries[i]
@@ -269,7 +285,8 @@ class _Builder:
             self.problem(e.origin.line, code, message)
 
         forward = False  # does any entry name a parent that comes later in the file?
-        for i, e in enumerate(entries):
+        for i in range(len(entries)) if unresolved is None else unresolved:
+            e = entries[i]
             parent = e.parent_id
             if parent is not None:
                 at = ids.get(parent)

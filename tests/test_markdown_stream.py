@@ -9,6 +9,7 @@ import io
 import multiprocessing
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,8 @@ def test_the_turns_counted_before_rendering_are_the_turns_rendered(path: Path, a
 
 
 def test_a_wrong_turn_count_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render.Run, "turns", property(lambda self: 0))
+    real = Renderer._pair
+    monkeypatch.setattr(Renderer, "_pair", lambda self, entries: (*real(self, entries)[:2], 0))  # 0 turns announced
     with pytest.raises(RuntimeError, match="turn headings written"):
         convert(HOSTILE)
 
@@ -198,6 +200,42 @@ def test_jobs_decide_and_none_asks_worthwhile(monkeypatch: pytest.MonkeyPatch) -
         assert writer.use_child(None) is answer
 
 
+class _Meter(processes.CpuMeter):
+    def __init__(self, spare: float | None) -> None:
+        self.value = spare
+
+    def spare(self) -> float | None:
+        return self.value
+
+
+def test_the_default_wants_a_cpu_to_spare(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipe, "worthwhile", lambda: True)
+    assert writer.use_child(None, _Meter(1.0)) and writer.use_child(None, _Meter(processes.SPARE_CPU))
+    assert writer.use_child(None, _Meter(None))  # no way to tell: as before
+    assert not writer.use_child(None, _Meter(0.2))  # other work holds the other CPU
+    assert writer.use_child(2, _Meter(0.0)) and not writer.use_child(1, _Meter(2.0))  # told: obeyed
+
+
+def test_the_cpu_meter_counts_idle_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    idle = iter([100.0, 100.8])
+    monkeypatch.setattr(processes, "_idle_seconds", lambda: next(idle))
+    clock = iter(range(10, 100))  # a second between readings
+    monkeypatch.setattr(processes.time, "monotonic", lambda: float(next(clock)))
+    meter = processes.CpuMeter()
+    assert meter.spare() == pytest.approx(0.8)
+    monkeypatch.setattr(processes, "_idle_seconds", lambda: None)
+    assert processes.CpuMeter().spare() is None and processes.CpuMeter().idle_enough()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="Linux only")
+def test_the_cpu_meter_reads_this_machine() -> None:
+    meter = processes.CpuMeter()
+    assert meter.spare() is None  # too soon to tell
+    time.sleep(0.1)
+    spare = meter.spare()
+    assert spare is not None and 0 <= spare <= (os.cpu_count() or 1) + 0.5
+
+
 @needs_fork
 def test_worthwhile_wants_two_cpus_one_thread_and_no_pool(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
@@ -225,6 +263,7 @@ def test_the_command_line_uses_the_child_by_default(
     args: list[str], child: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pipe, "worthwhile", lambda: True)  # as on a 2-CPU Linux machine
+    monkeypatch.setattr(processes.CpuMeter, "idle_enough", lambda self: True)  # ... with a CPU to spare
     monkeypatch.setattr(pipe, "START_CHARS", 1)
     streams = _spy_streams(monkeypatch)
     out = tmp_path / "out.md"
@@ -236,6 +275,7 @@ def test_the_command_line_uses_the_child_by_default(
 @needs_fork
 def test_the_library_keeps_to_one_process_unless_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pipe, "worthwhile", lambda: True)
+    monkeypatch.setattr(processes.CpuMeter, "idle_enough", lambda self: True)
     monkeypatch.setattr(pipe, "START_CHARS", 1)
     streams = _spy_streams(monkeypatch)
     piconv.convert(HOSTILE, "markdown", tmp_path / "a.md", {"images": "omit"})

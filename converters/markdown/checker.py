@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import gc
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from piconv.validation import load_schema
@@ -384,6 +385,38 @@ class Stream:
         self.pending_size = 0
         self.reparsed = 0  # sections parsed again in full (a shortened fence did not hold)
         self.merged = 0  # cuts refused (a section did not stand alone)
+        self.ends_at_cut = False  # see part()
+        self.resumed = False  # see resume()
+        self.heading_first: re.Pattern[str] | None = None  # the line it must open with
+
+    @classmethod
+    def resume(cls, turn_level: int, turns: int, section: int = 0) -> Stream:
+        """A stream over the rest of a body from a turn heading on, the part before it
+        checked elsewhere (:func:`part`): ``turns`` turn headings and the title came
+        before, and the parse starts clean at this heading. What the part before and this
+        one find is put together by :func:`join`."""
+        stream = cls(section=section)
+        body = stream.body = _Body({"layout": "tree" if turn_level == 3 else "path"}, 0)
+        body.turns, body.titles = turns, 1
+        stream.resumed = True
+        stream.splitter = Splitter(turn_level, section)
+        stream.at_cut = True
+        # The text must open with a heading at or above the turn level, as at a cut.
+        stream.heading_first = re.compile(rf"#{{1,{turn_level}}}(?:[ \t]|$)", re.MULTILINE)
+        return stream
+
+    def part(self) -> Part | None:
+        """After :meth:`close` of a stream given the text up to a cut, ending in the blank
+        line before a turn heading (``ends_at_cut`` set before), or of one made by
+        :meth:`resume`: what :func:`join` needs; ``None`` when this part alone cannot
+        tell (a CR, a section that did not end clean, a link reference definition, a
+        verdict reached early)."""
+        body = self.body
+        if self.incomplete or body is None or self.result is None:
+            return None
+        if self.heading_first is not None:
+            return None  # the text never reached its first heading
+        return Part(body.turns, body.titles, body.depth, body.problems, bool(body.env.get("references")), body.fm)
 
     def feed(self, text: str) -> None:
         if self.result is not None or self.incomplete:
@@ -392,6 +425,11 @@ class Stream:
             # CommonMark reads a CR as a line end: our line arithmetic would not match.
             self.incomplete = True
             return
+        if self.heading_first is not None and text:
+            if not self.heading_first.match(text):
+                self.incomplete = True
+                return
+            self.heading_first = None
         if self.pending:
             self.pending.append(text)
             self.pending_size += len(text)
@@ -437,7 +475,10 @@ class Stream:
             if section is None:
                 break
             at_end = final and section.end == len(buf)
-            lines = self._section(buf, section, at_end)
+            lines = self._section(buf, section, at_end and not self.ends_at_cut)
+            if lines < 0 and at_end:
+                self.incomplete = True  # the text ends at a cut with a block left open
+                return
             if lines < 0:
                 # The section does not stand alone: read it with the next 1, 2, 4... cuts.
                 self.retries += 1
@@ -446,7 +487,10 @@ class Stream:
                 continue
             self.retries = 0
             if at_end:
-                self.result = body.finish(self.line + lines)[:MAX_PROBLEMS]
+                if self.ends_at_cut or self.resumed:
+                    self.result = list(body.problems)  # join() sums up the parts
+                else:
+                    self.result = body.finish(self.line + lines)[:MAX_PROBLEMS]
                 if body.late_references:
                     self.incomplete = True
                 self.buf = ""
@@ -517,6 +561,40 @@ class Stream:
         self.at_cut = True
         end = section.end
         return elided.newlines + (1 if end > section.start and buf[end - 1] != "\n" else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What checking one part of a body found (:meth:`Stream.part`): the counts it ends
+    with, its problems, whether it defined a link reference, and the front matter it
+    read (the part after a cut reads none: only its layout)."""
+
+    turns: int
+    titles: int
+    depth: int
+    problems: list[str]
+    references: bool
+    fm: dict[str, Any]
+
+
+def join(first: Part | None, second: Part | None, turns_at_cut: int) -> list[str] | None:
+    """The verdict on a body checked in two parts, the second from a turn heading on
+    (:meth:`Stream.resume` with ``turns_at_cut``): no problems when the parts pass every
+    check the whole body's stream makes; ``None`` when only the whole check can tell
+    (either part found a problem or could not tell, its counts do not meet, or a link
+    reference definition could reach across the cut). Problems are never worded here:
+    :func:`check` over the whole output words them, with their line numbers."""
+    if first is None or second is None or first.problems or second.problems:
+        return None
+    if first.references or second.references:
+        return None  # a definition in one part could serve a link in the other
+    if first.fm.get("layout") != "path" or second.fm.get("layout") != "path":
+        return None
+    if first.titles != 1 or first.depth != 0 or first.turns != turns_at_cut:
+        return None
+    if second.titles != 1 or second.depth != 0 or second.turns != first.fm.get("turns"):
+        return None
+    return []
 
 
 def _below_first_line(text: str) -> str:

@@ -11,6 +11,7 @@ italic notes where they happened. System prompts are collapsed ``<details>`` blo
 
 from __future__ import annotations
 
+import copy
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -118,26 +119,32 @@ class Run:
     entries: Sequence[Entry]
     results: dict[tuple[int, int], Entry]  # (id of the calling entry, part index) -> result
     paired: set[int]  # ids of the result entries rendered under their call
-
-    @property
-    def turns(self) -> int:
-        """The turn headings :meth:`Renderer.batches` will write: one per entry it renders
-        except system prompts and notes (model and level changes, labels, names, context
-        edits, usage records, extension state, unknown entries). The front matter states
-        it before the body is rendered; the writer compares it with the headings made."""
-        paired = self.paired
-        count = 0
-        for entry in self.entries:
-            body = entry.body
-            if isinstance(body, MessageBody):
-                if not isinstance(body.message, SystemMessage) and id(entry) not in paired:
-                    count += 1
-            elif isinstance(body, _TURN_EVENTS):
-                count += 1
-        return count
+    turns: int
+    """The turn headings :meth:`Renderer.batches` will write: one per entry it renders
+    except system prompts and notes (model and level changes, labels, names, context
+    edits, usage records, extension state, unknown entries), i.e. the entries that
+    :func:`opens_turn`. The front matter states it before the body is rendered; the
+    writer compares it with the headings made."""
 
 
 _TURN_EVENTS = (Compaction, BranchSummary)
+
+
+def opens_turn(entry: Entry, paired: set[int]) -> bool:
+    """Whether :meth:`Renderer.batches` starts a turn (writes a turn heading) for
+    ``entry``: a message but a system prompt or a result rendered under its call, or a
+    compaction or branch summary."""
+    body = entry.body
+    if isinstance(body, MessageBody):
+        return not isinstance(body.message, SystemMessage) and id(entry) not in paired
+    return isinstance(body, _TURN_EVENTS)
+
+
+def _images(content: Any) -> int:
+    """The image parts of ``content`` that rendering it numbers (a string holds none)."""
+    if isinstance(content, (tuple, list)):
+        return sum(1 for part in content if isinstance(part, Image))
+    return 0
 
 
 class Renderer:
@@ -167,21 +174,27 @@ class Renderer:
     def plan(self, entries: Sequence[Entry]) -> Run:
         """The run ``entries`` make (tool results paired with their calls), to count its
         turns before it is rendered and then render it."""
-        results, paired = self._pair(entries)
-        return Run(entries, results, paired)
+        return Run(entries, *self._pair(entries))
 
-    def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[str]]:
+    def batches(
+        self, run: Run, size: int = BATCH_ENTRIES, *, start: int = 0, stop: int | None = None
+    ) -> Iterator[list[str]]:
         """The blocks of :meth:`render`, a list per ``size`` entries: the writer writes
         (and a checker reads) each list while the next is rendered, so the body is never
         all in memory. (Within a list, blocks are appended by every method below: cheaper
-        than a chain of generators, which pays at every level for every block.)"""
+        than a chain of generators, which pays at every level for every block.)
+        ``start``, ``stop``: only ``run.entries[start:stop]``, with the numbering where
+        the entries before ``start`` left it (rendered, or passed over by :meth:`skip`)."""
         results, paired = run.results, run.paired
         out: list[str] = []
         report = self.report
         message = self._message
         event = self._event
         left = size
-        for entry in run.entries:
+        entries = run.entries
+        if start or stop is not None:
+            entries = entries[start:stop]
+        for entry in entries:
             if paired and id(entry) in paired:
                 continue
             body = entry.body
@@ -199,18 +212,72 @@ class Renderer:
         if out:
             yield out
 
-    def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int]]:
+    def copy(self) -> Renderer:
+        """A renderer with this one's numbering, to go on from elsewhere in the run."""
+        images = copy.copy(self.images)
+        images.written = dict(images.written)
+        twin = Renderer(self.report, images, self.level, self.labels)
+        twin.turns = self.turns
+        twin.turn_of = dict(self.turn_of)
+        twin._assistants = dict(self._assistants)
+        return twin
+
+    def skip(self, run: Run, stop: int) -> None:
+        """Leaves the numbering as rendering ``run.entries[:stop]`` would (turn numbers,
+        the turn each entry id is in, image numbers) without rendering them: a second
+        process renders the entries from ``stop`` on while this run's first part is
+        rendered in the first (:mod:`.split`). Nothing is reported."""
+        results, paired = run.results, run.paired
+        turn_of = self.turn_of
+        turns = self.turns
+        images = 0
+        for entry in run.entries[:stop]:
+            if paired and id(entry) in paired:
+                continue
+            body = entry.body
+            if opens_turn(entry, paired):
+                turns += 1
+                turn_of[entry.id] = turns
+            if isinstance(body, MessageBody):
+                msg = body.message
+                if isinstance(msg, AssistantMessage):
+                    content = msg.content
+                    if isinstance(content, (tuple, list)):
+                        key = id(entry)
+                        for i, part in enumerate(content):
+                            if isinstance(part, Image):
+                                images += 1
+                            elif isinstance(part, ToolCall):
+                                result = results.get((key, i))
+                                res = result.message if result is not None else None
+                                if isinstance(res, ToolResult):
+                                    turn_of[result.id] = turns  # type: ignore[union-attr]
+                                    images += _images(res.content)
+                elif isinstance(msg, (UserMessage, ToolResult, ExtensionMessage)):
+                    images += _images(msg.content)
+            elif isinstance(body, ContextEdit) and not body.omit:
+                images += _images(body.replacement)
+        self.turns = turns
+        self.images.count += images
+
+    def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int], int]:
         """Results by (id of the calling entry, part index); the set of paired result
-        entries. A result pairs with the earliest unanswered call with its id before it."""
+        entries; the turns (see :attr:`Run.turns`), counted in the same pass: a result
+        is paired or not when it is met. A result pairs with the earliest unanswered call
+        with its id before it."""
         open_calls: dict[str, deque[tuple[int, int]]] = {}
         results: dict[tuple[int, int], Entry] = {}
         paired: set[int] = set()
+        turns = 0
         for entry in entries:
             body = entry.body
             if not isinstance(body, MessageBody):
+                if isinstance(body, _TURN_EVENTS):
+                    turns += 1
                 continue
             msg = body.message
             if isinstance(msg, AssistantMessage):
+                turns += 1
                 content = msg.content
                 if isinstance(content, (tuple, list)):
                     for i, part in enumerate(content):
@@ -220,12 +287,17 @@ class Renderer:
                                 open_calls[part.call_id] = deque([(id(entry), i)])
                             else:
                                 waiting.append((id(entry), i))
-            elif isinstance(msg, ToolResult) and isinstance(msg.call_id, str):
-                waiting = open_calls.get(msg.call_id)
+            elif isinstance(msg, ToolResult):
+                call_id = msg.call_id
+                waiting = open_calls.get(call_id) if isinstance(call_id, str) else None
                 if waiting:
                     results[waiting.popleft()] = entry
                     paired.add(id(entry))
-        return results, paired
+                else:
+                    turns += 1
+            elif not isinstance(msg, SystemMessage):
+                turns += 1
+        return results, paired, turns
 
     def heading(self, entry: Entry, who: str) -> str:
         """A turn heading: number, who (already escaped Markdown), time and entry id."""

@@ -32,6 +32,7 @@ from piconv.ir import (
     UsageRecord,
     UserMessage,
 )
+from piconv.processes import CpuMeter
 
 from . import escape as esc
 from . import frontmatter
@@ -78,6 +79,7 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
     usages: list[Usage] = []  # summed at the end, in this order
     add_usage = usages.append
     role_keys = _ROLE_KEYS
+    named: set[tuple[str | None, str]] = set()  # (provider, model) pairs in ``models`` already
     for entry in entries:
         body = entry.body
         msg = body.message if isinstance(body, MessageBody) else None
@@ -88,7 +90,10 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
             if isinstance(msg, AssistantMessage):
                 model = msg.model
                 if model is not None and model.model:
-                    models["/".join(x for x in (model.provider, model.model) if x)] = None
+                    pair = (model.provider, model.model)
+                    if pair not in named:  # (joining the name for every message cost a third)
+                        named.add(pair)
+                        models["/".join(x for x in pair if x)] = None
                 if msg.reasoning_level:
                     levels[msg.reasoning_level] = None
                 if msg.usage is not None:
@@ -160,6 +165,7 @@ def title_of(doc: Document) -> str:
 
 
 def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    meter = CpuMeter()  # read before the fork or the check decide whether a second process helps
     leaf = options.get("leaf")
     all_branches = bool(options.get("all_branches"))
     if all_branches and leaf:
@@ -192,9 +198,36 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         turns = run.turns
         body = renderer.batches(run)
     report.entries_written = len(rendered)
+    fm_segments = len(segs) - (0 if segs[0].entries else 1) if all_branches else None
 
+    def head() -> str:
+        return _head(doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments)
+
+    if not all_branches:
+        from .split import wanted
+
+        start = wanted(run, use_child(options.get("jobs", 1), meter), bool(options.get("validate")))
+        if start is not None:
+            from . import split
+
+            # The head (its statistics walk every entry) is made once the child renders.
+            problems = split.write(out, report, head, renderer, run, start, bool(options.get("validate")))
+            if problems:
+                _failed(doc, problems)
+            _same_turns(renderer, turns)
+            return
+    if not options.get("validate"):
+        emit(out, report, head(), body)
+        _same_turns(renderer, turns)
+        return
+    _write_checked(doc, out, options, report, head(), body, meter)
+    _same_turns(renderer, turns)
+
+
+def _head(doc: Document, rendered: list[Entry], turns: int, leaf: str | None, segments: int | None) -> str:
+    """The front matter and the title; ``segments``: their count in the tree layout
+    (``None``: the path layout)."""
     info = doc.session
-    stats = statistics(rendered)
     fm: dict[str, Any] = {
         "title": title_of(doc),
         "session_id": info.id,
@@ -205,23 +238,15 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         "source_format": info.source_format or None,
         "source_version": info.source_version,
         "source_file": os.path.basename(info.source_path) if info.source_path else None,
-        "leaf": (leaf or doc.leaf_id) if not all_branches else doc.leaf_id,
-        "layout": "tree" if all_branches else "path",
+        "leaf": leaf,
+        "layout": "path" if segments is None else "tree",
         "turns": turns,
     }
-    if all_branches:
-        fm["segments"] = len(segs) - (0 if segs[0].entries else 1)
-    fm.update(stats)
+    if segments is not None:
+        fm["segments"] = segments
+    fm.update(statistics(rendered))
     fm["generator"] = "piconv markdown"
-
-    head = frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
-    del fm, stats
-    if not options.get("validate"):
-        _emit(out, report, head, body)
-        _same_turns(renderer, turns)
-        return
-    _write_checked(doc, out, options, report, head, body)
-    _same_turns(renderer, turns)
+    return frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
 
 
 def _same_turns(renderer: Renderer, turns: int) -> None:
@@ -231,17 +256,23 @@ def _same_turns(renderer: Renderer, turns: int) -> None:
 
 
 def _write_checked(
-    doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report, head: str, body: Iterable[list[str]]
+    doc: Document,
+    out: IO[bytes],
+    options: Mapping[str, Any],
+    report: Report,
+    head: str,
+    body: Iterable[list[str]],
+    meter: CpuMeter | None = None,
 ) -> None:
     """Writes and validates as it writes: the checker reads each piece as it goes out (see
     checker.Stream), in this process or in a child (:mod:`.pipe`), so the output is not
     read back and parsed again afterwards."""
     from .checker import SECTION_CHARS, Stream, check
 
-    start = _tell(out)
+    start = tell(out)
     kept: list[str] | None = None if start is not None else []
     stream: Any
-    if use_child(options.get("jobs", 1)):
+    if use_child(options.get("jobs", 1), meter):
         from .pipe import ParallelStream
 
         stream = ParallelStream()  # on a second core once the output is large
@@ -261,7 +292,7 @@ def _write_checked(
             kept.append(text)
 
     try:
-        _emit(out, report, head, body, sink)
+        emit(out, report, head, body, sink)
         problems = stream.close()
     finally:
         if piped:
@@ -277,23 +308,29 @@ def _write_checked(
             out.seek(0, os.SEEK_END)
         problems = check(data)
     if problems:
-        shown = "; ".join(problems[:5])
-        raise ValidationFailed(
-            f"markdown output failed validation ({len(problems)} problems): {shown}", path=doc.session.source_path
-        )
+        _failed(doc, problems)
 
 
-def use_child(jobs: int | None) -> bool:
-    """Whether the checker may run in a second process: ``jobs`` >= 2 says yes, 1 says
-    no, ``None`` (the command line's default) lets :func:`.pipe.worthwhile` decide."""
+def _failed(doc: Document, problems: list[str]) -> None:
+    shown = "; ".join(problems[:5])
+    raise ValidationFailed(
+        f"markdown output failed validation ({len(problems)} problems): {shown}", path=doc.session.source_path
+    )
+
+
+def use_child(jobs: int | None, meter: CpuMeter | None = None) -> bool:
+    """Whether a second process may render part of the body (:mod:`.split`) or run the
+    checker (:mod:`.pipe`): ``jobs`` >= 2 says yes, 1 says no, ``None`` (the command
+    line's default) lets :func:`.pipe.worthwhile` decide, and ``meter`` whether a CPU
+    was to spare meanwhile (else the two processes would take turns on one)."""
     if jobs is None:
         from .pipe import worthwhile
 
-        return worthwhile()
+        return worthwhile() and (meter is None or meter.idle_enough())
     return jobs >= 2
 
 
-def _tell(out: IO[bytes]) -> int | None:
+def tell(out: IO[bytes]) -> int | None:
     """Where the output starts, if it can be read back from there."""
     try:
         return out.tell() if out.readable() and out.seekable() else None
@@ -339,7 +376,7 @@ def _note_line(text: str) -> str:
     return f"*{text}*\n"
 
 
-def _emit(
+def emit(
     out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str, bytes], None] | None = None
 ) -> None:
     """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
