@@ -18,6 +18,15 @@ from .conftest import SHARED, corpus_files, corpus_ids, session_bytes
 RICH = ("branching", "compaction", "extensions", "models", "branching-fork", "images")
 
 
+def split_after(source: bytes | Path, last_line: int) -> tuple[int, int]:
+    """The split after ``last_line``: that line, and the byte offset of the next."""
+    data = source if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()
+    offset = 0
+    for _ in range(last_line):
+        offset = data.index(b"\n", offset) + 1
+    return last_line, offset
+
+
 def _convert(source: bytes | Path, jobs: int) -> tuple[bytes, dict]:
     out = io.BytesIO()
     report = convert(source, "asf", out, {"jobs": jobs})
@@ -71,7 +80,7 @@ def test_every_split_line_of_a_rich_session(name: str, split_everywhere: Splits,
     expected = _convert(path, jobs=1)
     lines = path.read_bytes().count(b"\n")
     for last in range(1, lines + 1):
-        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: split_after(source, last))
         assert _convert(path, jobs=2) == expected, f"split after line {last}"
     assert len(split_everywhere) == lines  # the second process ran every time
     assert split_everywhere.started_over == []  # and did its part
@@ -148,7 +157,7 @@ def test_state_crossing_the_split_is_carried(split_everywhere: Splits, monkeypat
     assert any(loss["code"] == "call-id-rewritten" for loss in expected[1]["losses"])
     lines = data.count(b"\n")
     for last in range(1, lines + 1):
-        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: split_after(source, last))
         assert _convert(data, jobs=2) == expected, f"split after line {last}"
     assert len(split_everywhere) == lines
     assert split_everywhere.started_over == []
@@ -209,7 +218,7 @@ def test_bad_lines_on_either_side_are_reported_once(split_everywhere: Splits, mo
     expected = _convert(data, jobs=1)
     assert expected[1]["problems"] == 4
     for last in range(1, data.count(b"\n") + 1):
-        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: split_after(source, last))
         assert _convert(data, jobs=2) == expected, f"split after line {last}"
     assert split_everywhere.started_over == []
 
@@ -247,7 +256,7 @@ def test_crlf_line_ends_are_reported_once(split_everywhere: Splits, monkeypatch:
     assert expected[1]["problems"] == 1
     assert [(loss["code"], loss["lines"]) for loss in expected[1]["losses"] if loss["code"] == "input:crlf"] == [("input:crlf", [1])]
     for last in (1, 5, 20):
-        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
+        monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: split_after(source, last))
         assert _convert(data, jobs=2) == expected, f"split after line {last}"
     assert split_everywhere.started_over == []
 
@@ -259,7 +268,7 @@ def test_call_ids_the_worker_cannot_see_mean_starting_over(split_everywhere: Spl
     lines[4] = lines[4].replace(b'"toolCall"', b'"toolCal\\u006c"')
     data = b"\n".join(lines)
     expected = _convert(data, jobs=1)
-    monkeypatch.setattr(parallel, "split_line", lambda source, share: parallel.line_offset(source, 10))
+    monkeypatch.setattr(parallel, "split_line", lambda source, share: split_after(source, 10))
     assert _convert(data, jobs=2) == expected
     assert split_everywhere.started_over == ["split after line 10: the second process took other call ids"]
 
@@ -275,7 +284,7 @@ def test_the_stitch_in_python_writes_what_the_c_stitch_writes(name: str, split_e
         for attr in missing:
             monkeypatch.setattr(parallel, attr, None)
         for last in range(1, lines + 1, 3):
-            monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: parallel.line_offset(source, last))
+            monkeypatch.setattr(parallel, "split_line", lambda source, share, last=last: split_after(source, last))
             assert _convert(path, jobs=2) == expected, f"without {missing}, split after line {last}"
     assert split_everywhere.started_over == []
 
@@ -375,3 +384,22 @@ def test_the_first_parts_call_ids_are_those_of_its_entries(path: Path) -> None:
     assert parallel.first_part_calls(data, len(data)) == expected
     half = len(data) // 2
     assert parallel.first_part_calls(path, half) == parallel.first_part_calls(data[:half], half)
+
+
+def test_the_split_is_after_the_line_holding_the_share(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    data = b"".join(b"%d %s\n" % (i, b"x" * (i % 50)) for i in range(2000))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    for share in (0.001, 0.3, 0.47, 0.5, 0.9):
+        cut = int(len(data) * share)
+        line = data.count(b"\n", 0, cut) + 1
+        expected = split_after(data, line)
+        assert parallel.split_line(data, share) == expected
+        assert parallel.split_line(path, share) == expected
+        assert data[: expected[1]].count(b"\n") == line and expected[1] > cut
+    last = data.rfind(b"\n", 0, len(data) - 1) + 1  # in the last line: nothing after it to split off
+    assert parallel.split_line(data, (last + 1) / len(data)) is None
+    assert parallel.split_line(path, (last + 1) / len(data)) is None
+    monkeypatch.setattr(parallel, "MIN_BYTES", len(data) + 1)
+    assert parallel.split_line(data, 0.5) is None and parallel.split_line(path, 0.5) is None

@@ -128,15 +128,6 @@ def _split_file(path: Any, cut: int, size: int) -> Split | None:
             done += len(chunk)
 
 
-def line_offset(source: Any, last_line: int) -> Split:
-    """The split after ``last_line`` (a line number in ``source``, a path or bytes)."""
-    data = source if isinstance(source, (bytes, bytearray)) else open(source, "rb").read()  # noqa: SIM115
-    offset = 0
-    for _ in range(last_line):
-        offset = data.index(b"\n", offset) + 1
-    return last_line, offset
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class Pending:
     """A setting the worker does not know: the ``field`` of the settings in force after
