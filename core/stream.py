@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from .ir import Entry, Issue, SessionInfo
-from .pientry import load_entry
 from .problems import Problem
 from .reader import iter_lines
 from .session import _Builder, js_number
@@ -36,17 +35,6 @@ class NeedsWholeSession(Exception):
         self.reason = reason
 
 
-def regular_entry(raw: dict[str, Any], line: int) -> Entry | None:
-    """The entry a stream yields for the record ``raw`` of a version 2 or later file, when
-    the record is a regular entry (a string id, a parent that is null or a string);
-    ``None`` otherwise. Lets a reader that skims lines build the entries it needs alike."""
-    entry_id = raw.get("id")
-    parent_id = raw.get("parentId", ...)
-    if raw.get("type") == "session" or type(entry_id) is not str or not (parent_id is None or type(parent_id) is str):
-        return None
-    return load_entry(raw, line, entry_id, parent_id)
-
-
 class SessionStream:
     """The header of a session, then its entries one at a time (iterate once).
 
@@ -56,16 +44,19 @@ class SessionStream:
     """
 
     def __init__(self, source: str | bytes | BinaryIO, source_path: str | None = None, *, recover_glued: bool = False) -> None:
+        self._setup(source, source_path, recover_glued, (0, 1))
+        self.session = self._open()
+
+    def _setup(self, source: str | bytes | BinaryIO, source_path: str | None, recover_glued: bool, start: tuple[int, int]) -> None:
         self.source = source
         self.source_path = source_path
         self.recover_glued = recover_glued
-        self._items = iter_lines(source, recover_glued=recover_glued)
+        self._items = iter_lines(source, recover_glued=recover_glued, start=start)
         self._builder = _Builder(source_path)
         self._adopted: tuple[Issue, ...] | None = None
-        self._tail = False
-        self.lines_read = 0
+        self._tail = start != (0, 1)  # parents may come before the first line read
+        self.lines_read = start[1] - 1
         self.entries_read = 0
-        self.session = self._open()
 
     def tail(self, offset: int, line: int) -> SessionStream:
         """A stream of this source's entries from ``line`` on (beginning at byte
@@ -78,16 +69,8 @@ class SessionStream:
         if not isinstance(source, (str, bytes, bytearray)) and not hasattr(source, "__fspath__"):
             raise TypeError("a binary stream cannot be read a second time")
         rest = SessionStream.__new__(SessionStream)
-        rest.source = source
-        rest.source_path = self.source_path
-        rest.recover_glued = self.recover_glued
-        rest._items = iter_lines(source, recover_glued=self.recover_glued, start=(offset, line))
-        rest._builder = _Builder(self.source_path)
+        rest._setup(source, self.source_path, self.recover_glued, (offset, line))
         rest._builder.start(None, {})
-        rest._adopted = None
-        rest._tail = True
-        rest.lines_read = line - 1
-        rest.entries_read = 0
         rest.session = self.session
         return rest
 
