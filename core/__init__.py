@@ -26,6 +26,8 @@ _EXPORTS = {
     "Option": "registry",
     "Report": "report",
     "hookimpl": "hookspecs",
+    "PLUGIN_API_VERSION": "hookspecs",
+    "PluginWarning": "registry",
     "PiconvError": "errors",
     "InputError": "errors",
     "PluginError": "errors",
@@ -38,8 +40,8 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 if TYPE_CHECKING:
     from .api import convert, formats, load  # noqa: F401
     from .errors import InputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
-    from .hookspecs import hookimpl  # noqa: F401
-    from .registry import Converter, Option  # noqa: F401
+    from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
+    from .registry import Converter, Option, PluginWarning  # noqa: F401
     from .report import Report  # noqa: F401
 
 

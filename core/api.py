@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import gc
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 from typing import IO, Any, BinaryIO
 
+from .collector import collector_paused
 from .errors import InputError, ValidationFailed
 from .ir import Document
+from .output import output_to
 from .registry import Converter, get_registry
 from .report import Report
 
@@ -43,19 +42,8 @@ def load(source: Source, *, recover_glued: bool = False) -> Document:
     :class:`InputError` when the input cannot be read or is no pi session at all.
     """
     stream, name = _open(source)
-    # Reading allocates hundreds of thousands of long-lived, acyclic objects; the cyclic
-    # collector would rescan all of them again and again (measured: 3x slower).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _load(stream, name, source, recover_glued)
-    finally:
-        # The document's objects live as long as it does and hold no cycles (refcounting
-        # frees them): moved out of the collector's sight, the next automatic collection
-        # does not rescan them all (0.5 s after loading 100 MiB).
-        gc.freeze()
-        if collecting:
-            gc.enable()
 
 
 def _load(stream: BinaryIO | bytes, name: str, source: Source, recover_glued: bool) -> Document:
@@ -97,8 +85,9 @@ def convert(
 
     With ``validate`` the output is checked with the format's schema or checker before it
     is released: a failure raises :class:`ValidationFailed` and nothing reaches ``out``.
-    The output is written to a temporary file first (beside a path ``out``, then renamed
-    into place), so a reader of ``out`` never sees half a file.
+    ``out`` is a binary stream or a path, written as :mod:`piconv.output` says: atomically
+    for a regular file (its mode kept), through for a device or FIFO, a symlink's target
+    rather than the link, never the input; :class:`OutputError` otherwise.
 
     Given a path or bytes, a format with a ``write_stream`` converts the session entry by
     entry as it is read, so memory holds one entry rather than the whole document; a file
@@ -107,52 +96,31 @@ def convert(
     """
     converter = get_registry().get(to)
     opts = dict(options or {})
-    target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else None
-    opts.setdefault("output_path", target)
+    target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
+    opts.setdefault("output_path", target if isinstance(target, str) else None)
     opts["validate"] = validate
-    opts.setdefault("jobs", 1)
     doc = document if isinstance(document, Document) else None
+    inputs = [] if doc is not None or not isinstance(document, (str, os.PathLike)) else [os.fspath(document)]
+    if doc is not None and doc.session.source_path:
+        inputs.append(doc.session.source_path)
     streamable = doc is None and converter.write_stream is not None and _rereadable(document)
-    if doc is None and not streamable:
-        doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
-    directory = os.path.dirname(os.path.abspath(target)) if target is not None else None
-    if directory is not None:
-        os.makedirs(directory, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w+b", buffering=1 << 20, dir=directory, prefix=".piconv-", suffix=converter.extension, delete=False
-    ) as tmp:
-        # The wrapper's every call goes through a Python-level __getattr__ (5% of an ASF
-        # conversion, which writes a line at a time): converters get the file itself.
-        sink = tmp.file
-        try:
-            report = _write_streaming(converter, document, sink, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
-            if report is None:
-                if doc is None:
-                    doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
-                report = new_report(converter, doc)
-                converter.write(doc, sink, opts, report)
-            tmp.flush()
-            if validate and converter.check is not None and not converter.checks_while_writing:
-                tmp.seek(0)
-                errors = converter.check(tmp.read())
-                if errors:
-                    shown = "; ".join(errors[:5])
-                    raise ValidationFailed(
-                        f"{converter.name} output failed validation ({len(errors)} problems): {shown}",
-                        path=report.source,
-                    )
-            if target is not None:
-                os.fsync(tmp.fileno())
-                # a temporary file is private (0600); the output gets the usual mode
-                os.fchmod(tmp.fileno(), 0o666 & ~_umask())
-                tmp.close()
-                os.replace(tmp.name, target)
-            else:
-                tmp.seek(0)
-                shutil.copyfileobj(tmp, out)  # type: ignore[arg-type]
-        finally:
-            if os.path.exists(tmp.name):
-                os.unlink(tmp.name)
+    with collector_paused(), output_to(target, inputs=inputs) as sink:
+        report = _write_streaming(converter, document, sink, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
+        if report is None:
+            if doc is None:
+                doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
+            report = new_report(converter, doc)
+            converter.write(doc, sink, opts, report)
+        if validate and converter.check is not None and not converter.checks_while_writing:
+            sink.flush()
+            sink.seek(0)
+            errors = converter.check(sink.read())
+            if errors:
+                shown = "; ".join(errors[:5])
+                raise ValidationFailed(
+                    f"{converter.name} output failed validation ({len(errors)} problems): {shown}",
+                    path=report.source,
+                )
     return report
 
 
@@ -181,9 +149,8 @@ def _write_streaming(
         stream = SessionStream(stream_source, None if name.startswith("<") else name, recover_glued=recover_glued)
         report = Report(format=converter.name, source=stream.session.source_path)
         converter.write_stream(stream, out, opts, report)  # type: ignore[misc]
-        if not stream.finished:
-            for _ in stream:  # a writer that stopped early: the rest is still read and checked
-                pass
+        for _ in stream:  # a writer that stopped early: the rest is still read and checked
+            pass
     except NeedsWholeSession:
         out.seek(start)
         out.truncate()
@@ -192,12 +159,6 @@ def _write_streaming(
     report.entries_read = stream.entries_read
     report.add_issues(stream.issues)
     return report
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def new_report(converter: Converter, doc: Document) -> Report:

@@ -37,3 +37,10 @@ class ValidationFailed(PiconvError):
 
 class UsageError(PiconvError):
     exit_code = 2
+
+
+class OutputError(PiconvError):
+    """The output cannot be written where it was asked for (no such directory, a
+    directory in the way, the input itself, no permission, a full disk)."""
+
+    exit_code = 6

@@ -2,7 +2,7 @@
 
 Every hook is documented with its full signature in ``docs/plugins.md``; a test fails
 when the two disagree. Built-in formats register through the same hooks as third-party
-plugins.
+plugins, dispatched by pluggy (``pm.hook.register_converters(register=...)``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,12 @@ import pluggy
 if TYPE_CHECKING:
     from .registry import Converter
 
+PLUGIN_API_VERSION = 1
+"""The version of the plugin interface (these hooks and the objects they pass). A plugin
+that needs a newer interface declares ``PICONV_PLUGIN_API = N`` at module level and is
+skipped, with a message, by a piconv whose version is lower; one that declares nothing is
+taken to need version 1."""
+
 hookspec = pluggy.HookspecMarker("piconv")
 hookimpl = pluggy.HookimplMarker("piconv")
 
@@ -24,5 +30,5 @@ def register_converters(register: Callable[[Converter], None]) -> None:
     """Register output formats: call ``register(converter)`` once per format.
 
     ``converter`` is a :class:`piconv.Converter`. A name (or alias) already taken by
-    another plugin is an error naming both plugins.
+    another plugin is reported and that converter skipped; the first one keeps the name.
     """

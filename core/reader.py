@@ -12,7 +12,6 @@ stdlib ``json`` as the second opinion, so a clean file pays for almost nothing e
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -146,10 +145,9 @@ def _file_chunks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
 
 
 class _LineReader:
-    def __init__(self, recover_glued: bool, max_line_bytes: int, first_line: int = 1) -> None:
+    def __init__(self, recover_glued: bool, max_line_bytes: int) -> None:
         self.recover_glued = recover_glued
         self.limit = max_line_bytes
-        self.first_line = first_line  # > 1: the chunks begin at this line, not the file's start
         self.lines_read = 0
         self.crlf_seen = False
 
@@ -162,8 +160,8 @@ class _LineReader:
         pending: list[bytes] = []  # pieces of a line that runs past the chunk it began in
         pending_len = 0
         discarded = -1  # >= 0: inside an over-long line, this many bytes thrown away so far
-        lineno = self.first_line - 1
-        first = lineno == 0  # only the file's first bytes may hold its byte order mark
+        lineno = 0
+        first = True  # only the file's first bytes may hold its byte order mark
         bom = False
         for chunk in chunks:
             if first:
@@ -229,7 +227,7 @@ class _LineReader:
         if discarded >= 0:
             lineno += 1
             yield self._too_long(lineno, discarded)
-        elif pending or (bom and lineno == self.first_line - 1):
+        elif pending or (bom and lineno == 0):
             # (A file holding just a BOM still has its one line.)
             lineno += 1
             raw = b"".join(pending)
@@ -343,23 +341,7 @@ class _LineReader:
         yield Record(lineno, value)
 
 
-def _file_chunks_from(path: str | os.PathLike, offset: int, size: int) -> Iterator[bytes]:
-    with open(path, "rb", buffering=0) as f:
-        f.seek(offset)
-        chunk = f.read(size)
-        while chunk:
-            yield chunk
-            chunk = f.read(size)
-
-
-def _chunks(source: BinaryIO | bytes | str | os.PathLike, offset: int = 0) -> Iterable[bytes]:
-    if offset:
-        if isinstance(source, (bytes, bytearray, memoryview)):
-            rest = bytes(source[offset:])
-            return (rest,) if rest else ()
-        if isinstance(source, (str, os.PathLike)):
-            return _file_chunks_from(source, offset, CHUNK_BYTES)
-        raise TypeError("reading from an offset needs a path or bytes")
+def _chunks(source: BinaryIO | bytes | str | os.PathLike) -> Iterable[bytes]:
     if isinstance(source, bytes):
         return (source,) if source else ()
     if isinstance(source, (bytearray, memoryview)):
@@ -374,19 +356,14 @@ def iter_lines(
     *,
     recover_glued: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
-    start: tuple[int, int] = (0, 1),
 ) -> Iterator[Record | Problem]:
     """Yield a Record or one or more Problems for every physical line, in file order.
 
     ``source`` is a path (``str`` or path-like), the file's bytes, or a binary stream such
     as ``sys.stdin.buffer``. A line's Problems come before its Record(s). With
     ``recover_glued`` a line holding several glued objects yields each as a Record.
-    ``start`` is (byte offset, line number) of the line to begin at, in a path or bytes:
-    the lines are numbered as in the whole file, and a CR LF line ending is reported at
-    the first met from there.
     """
-    offset, first_line = start
-    return _LineReader(recover_glued, max_line_bytes, first_line).run(_chunks(source, offset))
+    return _LineReader(recover_glued, max_line_bytes).run(_chunks(source))
 
 
 def read_records(
@@ -401,17 +378,9 @@ def read_records(
     problems: list[Problem] = []
     add_record = records.append
     add_problem = problems.append
-    # Parsed JSON holds no reference cycles, yet every dict kept alive here makes the cyclic
-    # collector rescan a growing heap: pausing it halves the time for a large file.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for item in reader.run(_chunks(source)):
-            if type(item) is Record:
-                add_record(item)
-            else:
-                add_problem(item)  # type: ignore[arg-type]
-    finally:
-        if collecting:
-            gc.enable()
+    for item in reader.run(_chunks(source)):
+        if type(item) is Record:
+            add_record(item)
+        else:
+            add_problem(item)  # type: ignore[arg-type]
     return ReadResult(records, problems, reader.lines_read)

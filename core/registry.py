@@ -1,36 +1,31 @@
-"""The format registry: loads plugins with pluggy and collects their converters.
+"""The format registry: what a converter declares (:class:`Converter`, :class:`Option`)
+and the table of registered formats.
 
-Built-in formats are entry points of the ``piconv`` distribution itself (group
-``piconv``), so they register exactly the way a third-party plugin does. A plugin that
-fails to import is reported and skipped; two plugins claiming one format name is an
-error naming both.
+The formats come from plugins through the ``register_converters`` hook
+(:mod:`piconv.plugins` finds the plugins and dispatches it). Problems with a plugin are
+never fatal: each is kept in :attr:`Registry.failures` and issued once as a
+:class:`PluginWarning`; the command line prints them.
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import IO, TYPE_CHECKING, Any
 
-import pluggy
-
-from . import hookspecs
 from .errors import PluginError
 
 if TYPE_CHECKING:
     from .ir import Document
+    from .plugins import PluginInfo
     from .report import Report
     from .stream import SessionStream
 
-ENTRY_POINT_GROUP = "piconv"
-LOAD_PLUGINS_ENV = "PICONV_LOAD_PLUGINS"
-"""Comma-separated entry-point names of third-party plugins to load (empty: none);
-unset loads them all. Built-in formats always load."""
 
-CORE_PLUGINS = ("piconv.irformat", "piconv.piwrite")
-"""Formats that live in the core itself (the IR dump, pi's own format); registered like any plugin."""
+class PluginWarning(UserWarning):
+    """A plugin could not be used (it failed to import, misspelled a hook, raised, or
+    clashed on a format name); it was skipped and everything else works."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,120 +103,109 @@ class Converter:
     version: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
-    name: str
-    distribution: str
-    version: str
-    hooks: tuple[str, ...]
-    builtin: bool
-
-
-@dataclass(slots=True)
 class Registry:
-    converters: dict[str, Converter] = field(default_factory=dict)
-    aliases: dict[str, str] = field(default_factory=dict)
-    plugins: list[PluginInfo] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
+    """The registered formats. Third-party plugins load the first time a name is not
+    among the formats already registered, or the whole list is asked for."""
+
+    def __init__(self, *, third_party_pending: bool) -> None:
+        from .plugins import PluginSet
+
+        self.converters: dict[str, Converter] = {}
+        self.aliases: dict[str, str] = {}
+        self.failures: list[str] = []
+        self._plugins = PluginSet(self.fail)
+        self._third_party_pending = third_party_pending
+        self._pending: list[Converter] = []
+
+    @property
+    def plugins(self) -> list[PluginInfo]:
+        """Every loaded plugin, built-ins first."""
+        self._load_third_party()
+        return sorted(self._plugins.infos, key=lambda p: (not p.builtin, p.name))
 
     def get(self, name: str) -> Converter:
-        key = self.aliases.get(name.lower(), name.lower())
-        try:
-            return self.converters[key]
-        except KeyError:
+        """The format called ``name`` (or one of its aliases), case-insensitive."""
+        found = self._find(name)
+        if found is None and self._load_third_party():
+            found = self._find(name)
+        if found is None:
             known = ", ".join(sorted(self.converters))
-            raise PluginError(f"unknown format {name!r} (known: {known})") from None
+            raise PluginError(f"unknown format {name!r} (known: {known})")
+        return found
 
     def formats(self) -> list[Converter]:
+        """Every registered format, by name."""
+        self._load_third_party()
         return [self.converters[k] for k in sorted(self.converters)]
 
+    def _find(self, name: str) -> Converter | None:
+        key = name.lower()
+        return self.converters.get(self.aliases.get(key, key))
 
-def _plugin_manager() -> pluggy.PluginManager:
-    pm = pluggy.PluginManager("piconv")
-    pm.add_hookspecs(hookspecs)
-    return pm
+    def fail(self, message: str) -> None:
+        self.failures.append(message)
+        warnings.warn(message, PluginWarning, stacklevel=2)
+
+    def register(self, converter: Converter) -> None:
+        """The ``register`` callback handed to ``register_converters``: collects the
+        converter; :meth:`settle` enters it once the hook call has returned."""
+        origin = self._plugins.calling
+        if origin is not None:
+            converter = replace(converter, plugin=origin.plugin, distribution=origin.distribution, version=origin.version)
+        self._pending.append(converter)
+
+    def settle(self) -> None:
+        """Enters the collected converters in plugin order (built-ins first, whatever
+        order pluggy called the hooks in), so a name goes to the first plugin that claims
+        it and every later claim is reported and skipped."""
+        order = {info.name: n for n, info in enumerate(self._plugins.infos)}
+        pending, self._pending = self._pending, []
+        for converter in sorted(pending, key=lambda c: order.get(c.plugin, len(order))):
+            self._enter(converter)
+
+    def _enter(self, converter: Converter) -> None:
+        for key in (converter.name, *converter.aliases):
+            owner = self._find(key)
+            if owner is not None:
+                self.fail(
+                    f"format name {key.lower()!r} is registered twice: by plugin {owner.plugin!r} "
+                    f"({owner.distribution}) and by plugin {converter.plugin!r} ({converter.distribution}); "
+                    f"the second is skipped"
+                )
+                return
+        self.converters[converter.name.lower()] = converter
+        for alias in converter.aliases:
+            self.aliases[alias.lower()] = converter.name.lower()
+
+    def _load_third_party(self) -> bool:
+        """Loads the third-party plugins once; True when that registered any."""
+        if not self._third_party_pending:
+            return False
+        self._third_party_pending = False
+        from .plugins import load_third_party
+
+        added = load_third_party(self._plugins, self.fail)
+        if added:
+            self._plugins.only(added).register_converters(register=self.register)
+            self.settle()
+        return bool(added)
 
 
-def _allowed(name: str) -> bool:
-    wanted = os.environ.get(LOAD_PLUGINS_ENV)
-    if wanted is None:
-        return True
-    return name in {w.strip() for w in wanted.split(",") if w.strip()}
+def build_registry(extra_plugins: tuple[object, ...] = (), *, third_party: bool = True) -> Registry:
+    """A new registry: the built-in formats, then ``extra_plugins`` (tests and embedding
+    applications use it), then, when first needed and ``third_party`` allows, the
+    installed third-party plugins."""
+    from .plugins import Origin, load_builtins
 
-
-def build_registry(extra_plugins: tuple[object, ...] = ()) -> Registry:
-    """Load every plugin and collect its converters. ``extra_plugins`` are registered
-    after the installed ones (tests and embedding applications use it)."""
-    import importlib
-    from importlib.metadata import entry_points
-
-    registry = Registry()
-    pm = _plugin_manager()
-    sources: dict[int, tuple[str, str, str, bool]] = {}
-    registered: list[object] = []
-
-    def add(plugin: object, name: str, dist: str, version: str, builtin: bool) -> None:
-        if pm.is_registered(plugin):
-            return
-        pm.register(plugin, name=name)
-        sources[id(plugin)] = (name, dist, version, builtin)
-        registered.append(plugin)
-
-    from . import __version__
-
-    for module_name in CORE_PLUGINS:
-        add(importlib.import_module(module_name), module_name, "piconv", __version__, True)
-    # built-ins (the piconv distribution) first, so a third party clashing with one is named second
-    eps = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (not (e.dist and e.dist.name == "piconv"), e.name))
-    for ep in eps:
-        dist = ep.dist.name if ep.dist else "?"
-        builtin = dist == "piconv"
-        if not builtin and not _allowed(ep.name):
-            continue
-        try:
-            plugin = ep.load()
-        except Exception as exc:  # a broken plugin must not take the tool down
-            registry.failures.append(f"plugin {ep.name!r} ({dist}) failed to load: {type(exc).__name__}: {exc}")
-            continue
-        add(plugin, ep.name, dist, ep.dist.version if ep.dist else "?", builtin)
+    registry = Registry(third_party_pending=third_party)
+    plugins = registry._plugins
+    load_builtins(plugins)
     for plugin in extra_plugins:
         name = getattr(plugin, "__name__", type(plugin).__name__)
-        add(plugin, name, "-", "-", False)
-    pm.check_pending()
-
-    for plugin in registered:  # registration order: core, built-ins, then third parties
-        name, dist, version, builtin = sources[id(plugin)]
-        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or ()))
-        registry.plugins.append(PluginInfo(name, dist, version, hooks, builtin))
-        impl = getattr(plugin, "register_converters", None)
-        if impl is None:
-            continue
-
-        def register(converter: Converter, _name: str = name, _dist: str = dist, _ver: str = version) -> None:
-            _register(registry, replace(converter, plugin=_name, distribution=_dist, version=_ver))
-
-        try:
-            impl(register=register)
-        except PluginError:
-            raise
-        except Exception as exc:
-            registry.failures.append(f"plugin {name!r} failed to register: {type(exc).__name__}: {exc}")
-    registry.plugins.sort(key=lambda p: (not p.builtin, p.name))
+        plugins.add(plugin, Origin(name, "-", "-"), builtin=False)
+    plugins.manager.hook.register_converters(register=registry.register)
+    registry.settle()
     return registry
-
-
-def _register(registry: Registry, converter: Converter) -> None:
-    for key in (converter.name, *converter.aliases):
-        key = key.lower()
-        owner = registry.converters.get(registry.aliases.get(key, key))
-        if owner is not None:
-            raise PluginError(
-                f"format name {key!r} is registered twice: by plugin {owner.plugin!r} "
-                f"({owner.distribution}) and by plugin {converter.plugin!r} ({converter.distribution})"
-            )
-    registry.converters[converter.name.lower()] = converter
-    for alias in converter.aliases:
-        registry.aliases[alias.lower()] = converter.name.lower()
 
 
 _cached: Registry | None = None
@@ -232,6 +216,4 @@ def get_registry() -> Registry:
     global _cached
     if _cached is None:
         _cached = build_registry()
-        for failure in _cached.failures:
-            print(f"piconv: warning: {failure}", file=sys.stderr)
     return _cached

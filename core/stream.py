@@ -16,7 +16,6 @@ does this by itself).
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -44,35 +43,14 @@ class SessionStream:
     """
 
     def __init__(self, source: str | bytes | BinaryIO, source_path: str | None = None, *, recover_glued: bool = False) -> None:
-        self._setup(source, source_path, recover_glued, (0, 1))
-        self.session = self._open()
-
-    def _setup(self, source: str | bytes | BinaryIO, source_path: str | None, recover_glued: bool, start: tuple[int, int]) -> None:
         self.source = source
         self.source_path = source_path
         self.recover_glued = recover_glued
-        self._items = iter_lines(source, recover_glued=recover_glued, start=start)
+        self._items = iter_lines(source, recover_glued=recover_glued)
         self._builder = _Builder(source_path)
-        self._adopted: tuple[Issue, ...] | None = None
-        self._tail = start != (0, 1)  # parents may come before the first line read
-        self.lines_read = start[1] - 1
+        self.lines_read = 0
         self.entries_read = 0
-
-    def tail(self, offset: int, line: int) -> SessionStream:
-        """A stream of this source's entries from ``line`` on (beginning at byte
-        ``offset``), for a second process that converts the rest of the file while this
-        one converts the start; ``session`` is this stream's. A parent it has not met is
-        taken to be an entry before ``line``, and an id to be used there for the first
-        time: the caller checks both against what the first part held. Its ``issues``
-        and ``lines_read`` count from ``line``, ``entries_read`` the entries it yields."""
-        source = self.source
-        if not isinstance(source, (str, bytes, bytearray)) and not hasattr(source, "__fspath__"):
-            raise TypeError("a binary stream cannot be read a second time")
-        rest = SessionStream.__new__(SessionStream)
-        rest._setup(source, self.source_path, self.recover_glued, (offset, line))
-        rest._builder.start(None, {})
-        rest.session = self.session
-        return rest
+        self.session = self._open()
 
     def _open(self) -> SessionInfo:
         builder = self._builder
@@ -96,51 +74,27 @@ class SessionStream:
         problem = builder.problem
         make = builder.entry
         index = 0
-        # As in load(): the entries are acyclic, and collector passes would only cost time.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            for item in self._items:
-                line = item.line
-                self.lines_read = line
-                if type(item) is Problem:
-                    problem(line, item.code, item.message)
-                    continue
-                raw: dict[str, Any] = item.value
-                index += 1
-                if raw.get("type") == "session":
-                    raise NeedsWholeSession(line, "a further session header line")
-                entry = make(index, line, raw)
-                entry_id = entry.id
-                if entry_id in seen:
-                    raise NeedsWholeSession(line, f"id {entry_id!r} is used again")
-                parent = entry.parent_id
-                if parent is not None and parent not in seen and not self._tail:
-                    raise NeedsWholeSession(line, f"parent {parent!r} is not an earlier entry")
-                seen[entry_id] = index
-                self.entries_read += 1
-                yield entry
-        finally:
-            if collecting:
-                gc.enable()
+        for item in self._items:
+            line = item.line
+            self.lines_read = line
+            if type(item) is Problem:
+                problem(line, item.code, item.message)
+                continue
+            raw: dict[str, Any] = item.value
+            index += 1
+            if raw.get("type") == "session":
+                raise NeedsWholeSession(line, "a further session header line")
+            entry = make(index, line, raw)
+            entry_id = entry.id
+            if entry_id in seen:
+                raise NeedsWholeSession(line, f"id {entry_id!r} is used again")
+            parent = entry.parent_id
+            if parent is not None and parent not in seen:
+                raise NeedsWholeSession(line, f"parent {parent!r} is not an earlier entry")
+            seen[entry_id] = index
+            self.entries_read += 1
+            yield entry
 
     @property
     def issues(self) -> tuple[Issue, ...]:
-        if self._adopted is not None:
-            return self._adopted
         return tuple(sorted(self._builder.issues, key=lambda i: i.line))
-
-    @property
-    def finished(self) -> bool:
-        """Whether the account is complete without reading on (see :meth:`adopt`)."""
-        return self._adopted is not None
-
-    def adopt(self, issues: tuple[Issue, ...], lines_read: int, entries_read: int) -> None:
-        """Take the account of the whole source, completed by another stream (a
-        :meth:`tail` read in a second process), and stop reading here."""
-        self._adopted = issues
-        self.lines_read = lines_read
-        self.entries_read = entries_read
-        close = getattr(self._items, "close", None)
-        if close is not None:
-            close()

@@ -7,7 +7,8 @@ import types
 import piconv
 import pytest
 from piconv import Converter, PluginError, hookimpl
-from piconv.registry import build_registry
+from piconv.hookspecs import PLUGIN_API_VERSION
+from piconv.registry import PluginWarning, build_registry
 
 
 def _plugin(name: str, *formats: str) -> types.ModuleType:
@@ -36,9 +37,12 @@ def test_a_third_party_plugin_adds_a_format() -> None:
     assert registry.get("FANCY").summary == "fancy test"
 
 
-def test_duplicate_format_names_are_an_error_naming_both_plugins() -> None:
-    with pytest.raises(PluginError, match=r"'ir'.*piconv\.irformat.*dupe_plugin"):
-        build_registry(extra_plugins=(_plugin("dupe_plugin", "ir"),))
+def test_a_clashing_format_is_reported_and_skipped_and_the_plugin_keeps_its_others() -> None:
+    with pytest.warns(PluginWarning, match=r"'ir'.*piconv\.irformat.*dupe_plugin.*skipped"):
+        registry = build_registry(extra_plugins=(_plugin("dupe_plugin", "ir", "fresh"),))
+    assert registry.get("ir").plugin == "piconv.irformat"
+    assert registry.get("fresh").plugin == "dupe_plugin"
+    assert len(registry.failures) == 1
 
 
 def test_unknown_format_lists_the_known_ones() -> None:
@@ -46,7 +50,7 @@ def test_unknown_format_lists_the_known_ones() -> None:
         build_registry().get("nope")
 
 
-def test_a_misspelled_hook_is_caught() -> None:
+def test_a_misspelled_hook_is_reported_and_the_plugin_skipped() -> None:
     module = types.ModuleType("typo_plugin")
 
     @hookimpl
@@ -54,8 +58,23 @@ def test_a_misspelled_hook_is_caught() -> None:
         pass
 
     module.register_convertors = register_convertors  # type: ignore[attr-defined]
-    with pytest.raises(Exception, match="register_convertors"):
-        build_registry(extra_plugins=(module,))
+    with pytest.warns(PluginWarning, match="register_convertors is not a piconv hook"):
+        registry = build_registry(extra_plugins=(module,))
+    assert "typo_plugin" not in {p.name for p in registry.plugins}
+    assert registry.get("asf")
+
+
+def test_a_hook_taking_arguments_its_spec_lacks_is_reported_and_skipped() -> None:
+    module = types.ModuleType("wrong_args")
+
+    @hookimpl
+    def register_converters(register, colour):  # type: ignore[no-untyped-def]
+        raise AssertionError("never called")
+
+    module.register_converters = register_converters  # type: ignore[attr-defined]
+    with pytest.warns(PluginWarning, match="wrong_args.*colour"):
+        registry = build_registry(extra_plugins=(module,))
+    assert registry.get("markdown")
 
 
 def test_a_failing_plugin_is_reported_and_skipped() -> None:
@@ -63,12 +82,46 @@ def test_a_failing_plugin_is_reported_and_skipped() -> None:
 
     @hookimpl
     def register_converters(register):  # type: ignore[no-untyped-def]
+        register(Converter(name="half", summary="s", extension=".x", media_type="text/plain", write=lambda *a: None))
         raise RuntimeError("boom")
 
     module.register_converters = register_converters  # type: ignore[attr-defined]
-    registry = build_registry(extra_plugins=(module,))
+    with pytest.warns(PluginWarning, match="broken_plugin.*boom"):
+        registry = build_registry(extra_plugins=(module,))
     assert any("broken_plugin" in f and "boom" in f for f in registry.failures)
-    assert registry.get("ir")
+    assert registry.get("ir") and registry.get("openai")
+
+
+def test_a_plugin_needing_a_newer_interface_is_skipped() -> None:
+    module = _plugin("future_plugin", "future")
+    module.PICONV_PLUGIN_API = PLUGIN_API_VERSION + 1  # type: ignore[attr-defined]
+    with pytest.warns(PluginWarning, match="needs plugin interface"):
+        registry = build_registry(extra_plugins=(module,))
+    with pytest.raises(PluginError, match="unknown format 'future'"):
+        registry.get("future")
+    assert piconv.PLUGIN_API_VERSION == PLUGIN_API_VERSION
+
+
+def test_hooks_are_dispatched_by_pluggy() -> None:
+    """pluggy's own options work: ``specname`` maps another function name onto the hook,
+    and ``tryfirst`` runs a plugin registered first before one registered later (pluggy
+    otherwise calls the last registered first)."""
+    order: list[str] = []
+
+    def plugin(name: str, **opts: object) -> types.ModuleType:
+        module = types.ModuleType(name)
+
+        @hookimpl(specname="register_converters", **opts)  # type: ignore[call-overload]
+        def add_formats(register):  # type: ignore[no-untyped-def]
+            order.append(name)
+            register(Converter(name=name, summary="s", extension=".x", media_type="text/plain", write=lambda *a: None))
+
+        module.add_formats = add_formats  # type: ignore[attr-defined]
+        return module
+
+    registry = build_registry(extra_plugins=(plugin("eager", tryfirst=True), plugin("plain")))
+    assert registry.get("eager").plugin == "eager" and registry.get("plain").plugin == "plain"
+    assert order == ["eager", "plain"]
 
 
 def test_public_api_is_declared() -> None:

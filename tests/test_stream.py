@@ -146,14 +146,6 @@ def test_stdin_and_documents_are_not_streamed_but_convert_the_same() -> None:
     assert from_stream.getvalue() == from_bytes.getvalue()
 
 
-def _line_starts(data: bytes) -> list[int]:
-    starts = [0]
-    for i, byte in enumerate(data):
-        if byte == 0x0A:
-            starts.append(i + 1)
-    return starts
-
-
 def _streams(path: Path) -> bool:
     try:
         list(SessionStream(path))
@@ -167,30 +159,3 @@ _STREAMED = [path for path in corpus_files() if _streams(path)]
 
 def test_most_corpus_files_stream() -> None:
     assert len(_STREAMED) >= 12
-
-
-@pytest.mark.parametrize("path", _STREAMED, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_a_tail_streams_the_entries_after_its_line(path: Path) -> None:
-    """``stream.tail(offset, line)`` yields what the whole stream yields from that line on,
-    with its problems, counting lines as the whole file does."""
-    data = path.read_bytes()
-    whole = SessionStream(data)
-    entries = list(whole)
-    starts = _line_starts(data)
-    for line in sorted({2, max(2, len(starts) // 3), max(2, len(starts) // 2), max(2, len(starts) - 1)}):
-        tail = SessionStream(data).tail(starts[line - 1], line)
-        got = list(tail)
-        assert got == [e for e in entries if e.origin.line >= line], f"from line {line}"
-        assert tail.issues == tuple(i for i in whole.issues if i.line >= line)
-        assert tail.lines_read == whole.lines_read
-        assert tail.entries_read == len(got)
-
-
-def test_a_tail_takes_unseen_parents_for_earlier_entries_and_starts_mid_file() -> None:
-    data = session_bytes(_msg("a", None, "one"), _msg("b", "a", "two"), _msg("c", "b", "three"))
-    starts = _line_starts(data)
-    tail = SessionStream(data).tail(starts[3], 4)  # line 4: "c", whose parent is before it
-    assert [e.id for e in tail] == ["c"]
-    bom = data[: starts[3]] + b"\xef\xbb\xbf" + data[starts[3] :]  # a BOM is the file's only at its start
-    tail = SessionStream(bom).tail(starts[3], 4)
-    assert list(tail) == [] and [i.code for i in tail.issues] == ["not-json"]

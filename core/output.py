@@ -1,0 +1,127 @@
+"""Writing an output safely: never half a file, never over what piconv did not make.
+
+- A regular file (or a new name) is written as a temporary file beside it, flushed to
+  disk and renamed into place, so a reader never sees half an output and a failed or
+  refused conversion leaves the old file as it was. An existing file keeps its mode; a new
+  one gets the usual mode under the umask.
+- A symlink is followed: its final target is written (atomically, as above) and the link
+  stays a link.
+- A device, a FIFO or a socket (``/dev/null``, ``/dev/stdout``, a named pipe) is written
+  through, never replaced.
+- A missing parent directory, a directory in the way or the input itself is refused with
+  :class:`OutputError` naming the path asked for; so is any failure to write.
+
+Until the caller's block ends without an exception, nothing reaches the target: the
+output is validated in the temporary file first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import IO, BinaryIO
+
+from .errors import OutputError
+
+BUFFER_BYTES = 1 << 20
+
+
+def _refuse(path: str, why: str) -> OutputError:
+    return OutputError(why, path=path)
+
+
+def _temporary(directory: str | None) -> tuple[BinaryIO, str]:
+    directory = directory or tempfile.gettempdir()
+    for _ in range(100):
+        name = os.path.join(directory, f".piconv-{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        except FileExistsError:
+            continue
+        return os.fdopen(fd, "w+b", buffering=BUFFER_BYTES), name
+    raise FileExistsError(directory)
+
+
+def _describe(exc: OSError) -> str:
+    return f"cannot write: {exc.strerror or exc}"
+
+
+@contextlib.contextmanager
+def output_to(target: str | IO[bytes], *, inputs: Iterable[str] = ()) -> Iterator[BinaryIO]:
+    """A binary file to write the output into; when the block ends without an exception
+    its bytes become ``target`` (a path, or a binary stream such as ``sys.stdout.buffer``).
+    ``inputs`` are paths the output must never replace."""
+    if not isinstance(target, str):
+        tmp, name = _temporary(None)
+        try:
+            yield tmp
+            tmp.flush()
+            tmp.seek(0)
+            shutil.copyfileobj(tmp, target)
+        finally:
+            tmp.close()
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        return
+    through, final, mode = _plan(target, inputs)
+    try:
+        tmp, name = _temporary(None if through else os.path.dirname(final))
+    except OSError as exc:
+        raise _refuse(target, _describe(exc)) from None
+    try:
+        yield tmp
+        try:
+            tmp.flush()
+            if through:
+                tmp.seek(0)
+                with open(target, "r+b" if _seekable(target) else "wb", buffering=0) as sink:
+                    shutil.copyfileobj(tmp, sink, BUFFER_BYTES)
+            else:
+                if mode is not None:
+                    os.fchmod(tmp.fileno(), mode)
+                os.fsync(tmp.fileno())  # the bytes are on disk before the name points at them
+                tmp.close()
+                os.replace(name, final)
+        except OSError as exc:
+            raise _refuse(target, _describe(exc)) from None
+    finally:
+        tmp.close()
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def _seekable(path: str) -> bool:
+    """A block device is overwritten in place; anything else written through is streamed."""
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _plan(target: str, inputs: Iterable[str]) -> tuple[bool, str, int | None]:
+    """(written through, the file to write, the mode to keep or None)."""
+    try:
+        info = os.stat(target)  # follows links: what a write would reach
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise _refuse(target, f"cannot write: {exc.strerror or exc}") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise _refuse(target, "is a directory")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return True, target, None
+    final = os.path.realpath(target)
+    parent = os.path.dirname(final)
+    if not os.path.isdir(parent):
+        raise _refuse(target, f"no such directory: {os.path.dirname(target) or '.'}")
+    if info is not None:
+        for source in inputs:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(source, final):
+                    raise _refuse(target, "is the input: piconv never writes over its input")
+    return False, final, None if info is None else stat.S_IMODE(info.st_mode)
