@@ -22,6 +22,10 @@ _EXPORTS = {
     "load": "api",
     "convert": "api",
     "formats": "api",
+    "get_format": "api",
+    "plugins": "api",
+    "plugin_failures": "api",
+    "context_as_pi": "api",
     "Converter": "registry",
     "Option": "registry",
     "Report": "report",
@@ -29,6 +33,7 @@ _EXPORTS = {
     "PLUGIN_API_VERSION": "hookspecs",
     "PluginWarning": "registry",
     "PiconvError": "errors",
+    "OutputError": "errors",
     "InputError": "errors",
     "PluginError": "errors",
     "UsageError": "errors",
@@ -38,8 +43,8 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from .api import convert, formats, load  # noqa: F401
-    from .errors import InputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
+    from .api import context_as_pi, convert, formats, get_format, load, plugin_failures, plugins  # noqa: F401
+    from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401
     from .report import Report  # noqa: F401

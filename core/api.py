@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import IO, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from .collector import collector_paused
 from .errors import InputError, ValidationFailed
@@ -13,6 +13,9 @@ from .ir import Document
 from .output import output_to
 from .registry import Converter, get_registry
 from .report import Report
+
+if TYPE_CHECKING:
+    from .plugins import PluginInfo
 
 Source = str | os.PathLike[str] | bytes | BinaryIO
 
@@ -70,6 +73,30 @@ def _load(stream: BinaryIO | bytes, name: str, source: Source, recover_glued: bo
 def formats() -> list[Converter]:
     """Every registered output format, built-in and from plugins."""
     return get_registry().formats()
+
+
+def get_format(name: str) -> Converter:
+    """The output format called ``name`` or one of its aliases (case-insensitive); raises
+    :class:`PluginError` naming the known formats."""
+    return get_registry().get(name)
+
+
+def plugins() -> list[PluginInfo]:
+    """Every loaded plugin, built-ins first, with the hooks it implements."""
+    return get_registry().plugins
+
+
+def plugin_failures() -> list[str]:
+    """What went wrong with plugins so far (each also issued as a :class:`PluginWarning`)."""
+    return list(get_registry().failures)
+
+
+def context_as_pi(document: Document, leaf: str | None = None) -> dict[str, Any]:
+    """The model-visible context at ``leaf`` (default: the document's leaf) as JSON in
+    pi's own shape, as ``piconv inspect --context`` prints it."""
+    from .context import context_to_pi
+
+    return context_to_pi(document.context(leaf))
 
 
 def convert(

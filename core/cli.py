@@ -2,15 +2,15 @@
 
 Exit codes: 0 success (problems in the input are reported, not fatal), 1 a bulk run with
 failures or an unexpected error, 2 usage, 3 unreadable input, 4 unknown format or plugin
-error, 5 output failed validation.
+error, 5 output failed validation, 6 the output cannot be written.
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,10 +60,8 @@ def _main_parser() -> _Parser:
         "-j",
         type=int,
         metavar="N",
-        help="processes to use: for a directory, the worker processes (default: the cores this process "
-        "may use); for one session, 1 keeps to one process and 2 or more let a format use a second one "
-        "on a large session (asf: half the entries mapped and hashed there; markdown: the check) "
-        "(default: when fork and two CPUs are available)",
+        help="worker processes for a directory input, one session each (default: the cores this "
+        "process may use); one session is always converted in one process",
     )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
@@ -98,36 +96,32 @@ def _add_format_options(parser: argparse.ArgumentParser, converters: Sequence[An
     return dests
 
 
-_KEEP_ALIVE: list[object] | None = None
-"""Under :func:`run`: the converted documents, kept so that the process can end without
-freeing them object by object. ``None`` when :func:`main` is called as a library function."""
-
-
 def run() -> None:
-    """The console entry point: :func:`main`, then a quick exit.
-
-    Atexit handlers run and the streams are flushed, but the interpreter does not free the
-    converted document object by object (0.1 s for a 100 MiB session): the process ends
-    either way, and the operating system takes the memory back at once."""
-    global _KEEP_ALIVE
-    _KEEP_ALIVE = []
+    """The console entry point."""
     code = main()
     try:
         sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:
-        pass
-    atexit._run_exitfuncs()
-    os._exit(code)
+    except BrokenPipeError:  # the reader went away: what was asked for is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(code)
+
+
+def _show_warning(message: Any, category: type[Warning], *rest: Any, **kw: Any) -> None:
+    print(f"piconv: warning: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:  # answered before anything is imported
+        print(f"piconv {__version__}")
+        return 0
     debug = "--debug" in args
     try:
-        if args and args[0] in SUBCOMMANDS:
-            return _subcommand(args[0], args[1:])
-        return _convert(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            if args and args[0] in SUBCOMMANDS:
+                return _subcommand(args[0], args[1:])
+            return _convert(args)
     except PiconvError as exc:
         if debug:
             raise
@@ -152,17 +146,16 @@ def _convert(args: list[str]) -> int:
     if wants_help and not any(a.startswith("--help-format") for a in args):
         parser.print_help()
         return 0
-    from .registry import get_registry
+    from . import api
 
-    registry = get_registry()
-    dests = _add_format_options(parser, registry.formats())
+    dests = _add_format_options(parser, api.formats())
     ns = parser.parse_args(args)
     if ns.help_format:
-        return _help_format(registry, ns.help_format)
+        return _help_format(ns.help_format)
     if ns.list_formats:
-        return _list_formats(registry, ns.json)
+        return _list_formats(ns.json)
     if ns.list_plugins:
-        return _list_plugins(registry, ns.json)
+        return _list_plugins(ns.json)
     if ns.input is None:
         raise UsageError("no input given (see piconv --help)")
     if not ns.to:
@@ -170,24 +163,24 @@ def _convert(args: list[str]) -> int:
     if ns.input != "-" and os.path.isdir(ns.input):
         from .bulk.cli import run_directory
 
-        return run_directory(ns, registry, dests)
+        return run_directory(ns, dests)
     if len(ns.to) > 1:
         raise UsageError("several --to formats need a directory input")
-    return _convert_one(ns, registry, dests)
+    for flag, value in (("--jobs", ns.jobs), ("--executor", ns.executor != "local"), ("--scheduler", ns.scheduler)):
+        if value:
+            raise UsageError(f"{flag} applies to a directory input; one session is converted in one process")
+    return _convert_one(ns, dests)
 
 
-def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str]]) -> int:
-    from .api import convert, load
+def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
+    from .api import convert, get_format, load
 
-    converter = registry.get(ns.to[0])
+    converter = get_format(ns.to[0])
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
-    options["jobs"] = ns.jobs  # None: the format decides (a second process when it helps)
     source: Any = ns.input  # a format that writes as it reads converts straight from the file
     if converter.write_stream is None or ns.input == "-" or ns.leaf is not None:
         source = load(ns.input, recover_glued=ns.recover_glued)
-        if _KEEP_ALIVE is not None:
-            _KEEP_ALIVE.append(source)
         if ns.leaf is not None and ns.leaf not in source:
             raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
     out: Any = ns.output if ns.output else sys.stdout.buffer
@@ -206,8 +199,10 @@ def _convert_one(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str
     return 0
 
 
-def _help_format(registry: Any, name: str) -> int:
-    conv = registry.get(name)
+def _help_format(name: str) -> int:
+    from .api import get_format
+
+    conv = get_format(name)
     parser = argparse.ArgumentParser(prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False)
     _add_format_options(parser, [conv])
     parser.print_help()
@@ -215,7 +210,9 @@ def _help_format(registry: Any, name: str) -> int:
     return 0
 
 
-def _list_formats(registry: Any, as_json: bool) -> int:
+def _list_formats(as_json: bool) -> int:
+    from .api import formats
+
     rows = [
         {
             "name": c.name,
@@ -229,7 +226,7 @@ def _list_formats(registry: Any, as_json: bool) -> int:
             "mapping_doc": c.mapping_doc,
             "options": [o.flag for o in c.options],
         }
-        for c in registry.formats()
+        for c in formats()
     ]
     if as_json:
         from .jsonio import dumps
@@ -243,20 +240,22 @@ def _list_formats(registry: Any, as_json: bool) -> int:
     return 0
 
 
-def _list_plugins(registry: Any, as_json: bool) -> int:
+def _list_plugins(as_json: bool) -> int:
+    from .api import plugin_failures, plugins
+
     rows = [
         {"name": p.name, "distribution": p.distribution, "version": p.version, "hooks": list(p.hooks), "builtin": p.builtin}
-        for p in registry.plugins
+        for p in plugins()
     ]
     if as_json:
         from .jsonio import dumps
 
-        sys.stdout.buffer.write(dumps({"plugins": rows, "failures": registry.failures}, indent=True) + b"\n")
+        sys.stdout.buffer.write(dumps({"plugins": rows, "failures": plugin_failures()}, indent=True) + b"\n")
         return 0
     for r in rows:
         kind = "built-in" if r["builtin"] else "plugin"
         print(f"{r['name']}  {r['distribution']} {r['version']}  [{kind}]  hooks: {', '.join(r['hooks']) or '-'}")
-    for failure in registry.failures:
+    for failure in plugin_failures():
         print(f"failed: {failure}")
     return 0
 
@@ -286,11 +285,11 @@ def _inspect(ns: argparse.Namespace) -> int:
 
     doc = load(ns.input, recover_glued=ns.recover_glued)
     if ns.context:
-        from .context import context_to_pi
+        from .api import context_as_pi
 
         if ns.leaf is not None and ns.leaf not in doc:
             raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
-        value = context_to_pi(doc.context(ns.leaf))
+        value = context_as_pi(doc, ns.leaf)
         sys.stdout.buffer.write(dumps(value, indent=not ns.json) + b"\n")
         return 0
     from .inspect import render_text, summarize
@@ -304,10 +303,10 @@ def _inspect(ns: argparse.Namespace) -> int:
 
 
 def _validate(ns: argparse.Namespace) -> int:
+    from .api import get_format
     from .errors import InputError, ValidationFailed
-    from .registry import get_registry
 
-    conv = get_registry().get(ns.format)
+    conv = get_format(ns.format)
     if conv.check is None:
         raise UsageError(f"format {conv.name!r} has no checker")
     if ns.file == "-":

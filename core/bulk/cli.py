@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from ..errors import UsageError
 
 
-def run_directory(ns: argparse.Namespace, registry: Any, dests: dict[str, set[str]]) -> int:
+def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     """Run a bulk conversion from the parsed arguments; 0 when every file converted
     (or was up to date), 1 when anything failed."""
+    from ..api import get_format
     from ..jsonio import dumps
     from .runner import run_bulk
 
@@ -25,7 +25,7 @@ def run_directory(ns: argparse.Namespace, registry: Any, dests: dict[str, set[st
         raise UsageError("--scheduler needs --executor dask")
     options = {}
     for name in ns.to:
-        conv = registry.get(name)
+        conv = get_format(name)
         options[conv.name] = {d: getattr(ns, d, None) for d in sorted(dests.get(conv.name, ()))}
     summary = run_bulk(
         ns.input,
@@ -39,7 +39,6 @@ def run_directory(ns: argparse.Namespace, registry: Any, dests: dict[str, set[st
         validate=not ns.no_validate,
         recover_glued=ns.recover_glued,
         quiet=ns.quiet,
-        registry=registry,
     )
     if ns.report:
         data = dumps(summary.to_json(), indent=True) + b"\n"
