@@ -106,6 +106,13 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
     if options.get("with_context"):
         ctx = doc.context(options.get("leaf"))
         value["context"] = to_json(ctx)
+    if options.get("validate"):
+        errors = value_errors(value)
+        if errors:
+            from .errors import ValidationFailed
+
+            shown = "; ".join(errors[:5])
+            raise ValidationFailed(f"ir output failed validation ({len(errors)} problems): {shown}", path=report.source)
     out.write(dumps(value, indent=bool(options.get("pretty"))))
     out.write(b"\n")
     report.entries_written = len(doc.entries)
@@ -115,15 +122,23 @@ SCHEMA = "schema/ir.schema.json"
 
 
 def check_ir(data: bytes) -> list[str]:
-    """Validate ``--to ir`` output against the IR schema (``core/schema/ir.schema.json``),
-    then what a schema cannot say: entry ids are unique, and every parent, the leaf and
-    each context message's entry are entries of the document."""
-    from .validation import MAX_ERRORS, is_valid, parse_json, schema_errors
+    """Validate ``--to ir`` output (see :func:`value_errors`)."""
+    from .validation import parse_json
 
     try:
         value = parse_json(data)
     except ValueError as exc:
         return [f"line 1: not JSON: {exc}"]
+    return value_errors(value)
+
+
+def value_errors(value: Any) -> list[str]:
+    """The errors of an IR JSON value against the IR schema (``core/schema/ir.schema.json``),
+    then what a schema cannot say: entry ids are unique, and every parent, the leaf and
+    each context message's entry are entries of the document. Writing validates the value
+    it is about to write, so the output is not read back."""
+    from .validation import MAX_ERRORS, is_valid, schema_errors
+
     if not is_valid(__package__, SCHEMA, value):
         return [f"line 1: {m}" for m in itertools.islice(schema_errors(__package__, SCHEMA, value), MAX_ERRORS)]
     return [f"line 1: {m}" for m in itertools.islice(reference_errors(value), MAX_ERRORS)]
@@ -164,6 +179,7 @@ def register_converters(register: Any) -> None:
             media_type="application/json",
             write=write_ir,
             check=check_ir,
+            checks_while_writing=True,
             mapping_doc="docs/ir.md",
             options=(
                 Option("--pretty", "indent the JSON", takes_value=False),

@@ -150,3 +150,16 @@ def test_schema_errors_name_their_path() -> None:
     assert any(e.startswith("line 1: entries/0/origin: ") for e in errors), errors
     assert check_ir(b"not json")[0].startswith("line 1: not JSON")
     assert check_ir(dumps({**doc, "piconv_ir": [9, 0]}))
+
+
+def test_a_conversion_whose_ir_breaks_the_schema_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import piconv.irformat
+
+    real = piconv.irformat.document_to_json
+    monkeypatch.setattr(piconv.irformat, "document_to_json", lambda doc: {**real(doc), "lines_read": "many"})
+    target = tmp_path / "out.json"
+    with pytest.raises(piconv.ValidationFailed, match="lines_read"):
+        piconv.convert(str(REPO / "examples" / "basic.jsonl"), "ir", str(target))
+    assert not target.exists()
+    piconv.convert(str(REPO / "examples" / "basic.jsonl"), "ir", str(target), validate=False)
+    assert parse_json(target.read_bytes())["lines_read"] == "many"

@@ -12,6 +12,7 @@ import copy
 import io
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -121,3 +122,21 @@ def test_a_lone_surrogate_is_judged_by_jsonschema() -> None:
     assert _valid(body)
     assert check(b'{"model": "gpt-4o", "messages": [{"role": "user", "content": "\\ud800"}]}') == []
     assert not _valid({**body, "messages": [{"role": "user", "content": 1}]})
+
+
+def test_a_conversion_whose_request_breaks_the_schema_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from piconv.converters.openai import request
+
+    real = request.build_request
+    monkeypatch.setattr(request, "build_request", lambda *a: {**real(*a), "temperature": "warm"})
+    source = str(sorted(corpus_files())[0])
+    target = tmp_path / "out.json"
+    for options in ({}, {"messages_only": True}):
+        if options:  # the messages alone are valid: only they are written and checked
+            piconv.convert(source, "openai", str(target), options)
+            continue
+        with pytest.raises(piconv.ValidationFailed, match="temperature"):
+            piconv.convert(source, "openai", str(target), options)
+        assert not target.exists()
+    piconv.convert(source, "openai", str(target), validate=False)
+    assert orjson.loads(target.read_bytes())["temperature"] == "warm"

@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from piconv import Converter, Option, Report, hookimpl
+from piconv import Converter, Option, Report, ValidationFailed, hookimpl
 from piconv.ir import Document
 
 SCHEMA = "schema/chat-request.schema.json"
@@ -58,8 +58,16 @@ def _write(document: Document, stream: IO[bytes], options: Mapping[str, Any], re
     messages_only = bool(options.get("messages_only"))
     many = bool(options.get("all_leaves"))
     written = 0
+    validate = bool(options.get("validate"))
     for _leaf, body in requests(document, options, report):
         value = body["messages"] if messages_only else body
+        if validate:  # the value about to be written, as check() reads it back
+            errors = _value_errors({"model": "-", "messages": value} if messages_only else value)
+            if errors:
+                shown = "; ".join(errors[:5])
+                raise ValidationFailed(
+                    f"openai output failed validation ({len(errors)} problems): {shown}", path=report.source
+                )
         written += len(body["messages"])
         stream.write(_dumps(value, pretty=not many))
         stream.write(b"\n")
@@ -190,16 +198,20 @@ def check(data: bytes) -> list[str]:
     for lineno, value in numbered:
         if isinstance(value, list):  # --messages-only: check it as the messages of a request
             value = {"model": "-", "messages": value}
-        value = standard_part(value)
-        if _valid(value):
-            continue  # jsonschema (and its import) only to say what is wrong
-        found = list(itertools.islice(_errors(value), MAX_ERRORS - len(errors)))
-        if not found:  # the validators disagree (not seen on any corpus output): say so
-            found = ["(root): invalid according to jsonschema-rs, valid according to jsonschema"]
-        errors.extend(f"line {lineno}: {err}" for err in found)
+        errors.extend(f"line {lineno}: {err}" for err in _value_errors(value, MAX_ERRORS - len(errors)))
         if len(errors) >= MAX_ERRORS:
-            return errors
+            break
     return errors
+
+
+def _value_errors(value: Any, limit: int = MAX_ERRORS) -> list[str]:
+    """Up to ``limit`` errors of one request against the schema (provider extensions set aside)."""
+    value = standard_part(value)
+    if _valid(value):
+        return []  # jsonschema (and its import) only to say what is wrong
+    found = list(itertools.islice(_errors(value), limit))
+    # the validators disagree (not seen on any corpus output or mutation): say so
+    return found or ["(root): invalid according to jsonschema-rs, valid according to jsonschema"]
 
 
 OPTIONS = (
@@ -233,6 +245,7 @@ def register_converters(register) -> None:  # type: ignore[no-untyped-def]
             media_type="application/json",
             write=write,
             check=check,
+            checks_while_writing=True,
             mapping_doc=MAPPING_DOC,
             options=OPTIONS,
         )
