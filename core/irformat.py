@@ -8,7 +8,8 @@ message and entry body carries its tag (``type``, ``role``, ``kind``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from . import ir
@@ -26,35 +27,67 @@ PART_TAGS = {
 }
 
 
+# How a field is written: always, unless it is None, unless it is empty.
+_ALWAYS, _UNLESS_NONE, _UNLESS_EMPTY = 0, 1, 2
+_AS_IS = frozenset({str, int, float, bool, type(None), dict})
+Plan = tuple[dict[str, str], tuple[tuple[str, int], ...]]
+_PLANS: dict[type, Plan] = {}
+
+
+def _plan(cls: type) -> Plan:
+    """The tag member and the fields ``to_json`` writes for a dataclass, in order."""
+    tag: dict[str, str] = {}
+    if cls is ir.UnknownMessage:
+        tag["role"] = "unknown"
+    elif cls in PART_TAGS:
+        tag["type"] = PART_TAGS[cls]
+    elif hasattr(cls, "role"):
+        tag["role"] = cls.role  # type: ignore[attr-defined]
+    elif hasattr(cls, "kind") and cls is not ir.Entry:
+        tag["kind"] = cls.kind  # type: ignore[attr-defined]
+    fields = []
+    for f in dataclasses.fields(cls):
+        if f.name.startswith("_") or f.name == "context_builder":
+            continue
+        if cls is ir.Entry and f.name == "parent_id":
+            mode = _ALWAYS
+        elif f.name in ("extra", "synthesized", "other_headers"):
+            mode = _UNLESS_EMPTY
+        else:
+            mode = _UNLESS_NONE
+        fields.append((f.name, mode))
+    plan = _PLANS[cls] = (tag, tuple(fields))
+    return plan
+
+
 def to_json(obj: Any) -> Any:
     """Any IR object as a JSON value."""
     cls = type(obj)
-    if dataclasses.is_dataclass(obj):
-        out: dict[str, Any] = {}
-        tag = PART_TAGS.get(cls)
-        if tag is not None:
-            out["type"] = tag
-        elif hasattr(cls, "role") and cls is not ir.UnknownMessage:
-            out["role"] = cls.role
-        elif hasattr(cls, "kind") and cls is not ir.Entry:
-            out["kind"] = cls.kind
-        for f in dataclasses.fields(obj):
-            if f.name.startswith("_") or f.name == "context_builder":
+    if cls in _AS_IS:
+        return obj
+    plan = _PLANS.get(cls)
+    if plan is None:
+        if dataclasses.is_dataclass(obj):
+            plan = _plan(cls)
+        elif cls is tuple or cls is list:
+            return [to_json(v) for v in obj]
+        elif cls is frozenset:
+            return sorted(obj)
+        elif isinstance(obj, Mapping):
+            return {k: to_json(v) for k, v in obj.items()}
+        else:
+            return obj
+    tag, fields = plan
+    out = dict(tag)
+    for name, mode in fields:
+        value = getattr(obj, name)
+        if mode == _UNLESS_NONE:
+            if value is None:
                 continue
-            value = getattr(obj, f.name)
-            if (value is None and not (cls is ir.Entry and f.name == "parent_id")) or (f.name == "extra" and not value) or (f.name in ("synthesized", "other_headers") and not value):
-                continue
-            out[f.name] = to_json(value)
-        if cls is ir.UnknownMessage:
-            out = {"role": "unknown", **out}
-        return out
-    if cls is tuple or cls is list:
-        return [to_json(v) for v in obj]
-    if cls is frozenset:
-        return sorted(obj)
-    if isinstance(obj, Mapping):
-        return {k: to_json(v) for k, v in obj.items()} if cls is not dict else obj
-    return obj
+        elif mode == _UNLESS_EMPTY and not value:
+            continue
+        out[name] = value if type(value) in _AS_IS else to_json(value)
+    return out
 
 
 def document_to_json(doc: ir.Document) -> dict[str, Any]:
@@ -73,24 +106,67 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
     if options.get("with_context"):
         ctx = doc.context(options.get("leaf"))
         value["context"] = to_json(ctx)
+    if options.get("validate"):
+        errors = value_errors(value)
+        if errors:
+            from .errors import ValidationFailed
+
+            shown = "; ".join(errors[:5])
+            raise ValidationFailed(f"ir output failed validation ({len(errors)} problems): {shown}", path=report.source)
     out.write(dumps(value, indent=bool(options.get("pretty"))))
     out.write(b"\n")
     report.entries_written = len(doc.entries)
 
 
+SCHEMA = "schema/ir.schema.json"
+
+
 def check_ir(data: bytes) -> list[str]:
-    from .jsonio import loads
+    """Validate ``--to ir`` output (see :func:`value_errors`)."""
+    from .validation import parse_json
 
     try:
-        value = loads(data)
+        value = parse_json(data)
     except ValueError as exc:
         return [f"line 1: not JSON: {exc}"]
-    errors = []
-    if value.get("piconv_ir") != list(ir.IR_VERSION):
-        errors.append("line 1: piconv_ir version missing or wrong")
-    if not isinstance(value.get("entries"), list):
-        errors.append("line 1: entries is not a list")
-    return errors
+    return value_errors(value)
+
+
+def value_errors(value: Any) -> list[str]:
+    """The errors of an IR JSON value against the IR schema (``core/schema/ir.schema.json``),
+    then what a schema cannot say: entry ids are unique, and every parent, the leaf and
+    each context message's entry are entries of the document. Writing validates the value
+    it is about to write, so the output is not read back."""
+    from .validation import MAX_ERRORS, is_valid, schema_errors
+
+    if not is_valid(__package__, SCHEMA, value):
+        return [f"line 1: {m}" for m in itertools.islice(schema_errors(__package__, SCHEMA, value), MAX_ERRORS)]
+    return [f"line 1: {m}" for m in itertools.islice(reference_errors(value), MAX_ERRORS)]
+
+
+def reference_errors(value: dict[str, Any]) -> Iterator[str]:
+    """The references of a schema-valid IR document that do not resolve."""
+    ids: set[str] = set()
+    entries = value["entries"]
+    for i, entry in enumerate(entries):
+        if entry["id"] in ids:
+            yield f"entries/{i}/id: {entry['id']!r} is the id of an earlier entry"
+        ids.add(entry["id"])
+    for i, entry in enumerate(entries):
+        parent = entry["parent_id"]
+        if parent is not None and parent not in ids:
+            yield f"entries/{i}/parent_id: no entry has the id {parent!r}"
+    leaf = value["leaf_id"]
+    if leaf is not None and leaf not in ids:
+        yield f"leaf_id: no entry has the id {leaf!r}"
+    context = value.get("context")
+    if context is not None:
+        if context.get("leaf_id") is not None and context["leaf_id"] not in ids:
+            yield f"context/leaf_id: no entry has the id {context['leaf_id']!r}"
+        for i, message in enumerate(context["messages"]):
+            entry_id = message.get("entry_id")
+            if entry_id is not None and entry_id not in ids:
+                yield f"context/messages/{i}/entry_id: no entry has the id {entry_id!r}"
 
 
 @hookimpl
@@ -103,6 +179,7 @@ def register_converters(register: Any) -> None:
             media_type="application/json",
             write=write_ir,
             check=check_ir,
+            checks_while_writing=True,
             mapping_doc="docs/ir.md",
             options=(
                 Option("--pretty", "indent the JSON", takes_value=False),

@@ -62,9 +62,18 @@ def pi_lines(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any
 
 
 def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    validate = bool(options.get("validate"))
     written = 0
+    header = doc.session.line > 0
     for _line, value in pi_lines(doc, migrate=bool(options.get("migrate"))):
-        out.write(dumps(value))
+        data = dumps(value)
+        if validate:
+            problem = line_problem(value, data, header=header and not written)
+            if problem is not None:
+                from .errors import ValidationFailed
+
+                raise ValidationFailed(f"pi output failed validation: line {written + 1}: {problem}", path=report.source)
+        out.write(data)
         out.write(b"\n")
         written += 1
     report.entries_written = written
@@ -84,7 +93,25 @@ _SKIPPED_LINE_CODES = {
 }
 
 
+def line_problem(value: Any, data: bytes, *, header: bool) -> str | None:
+    """Why the written line ``data`` (``value`` dumped) would not read back as the same
+    line, or ``None``: it must be one JSON object within the reader's line limit, and the
+    header line a session header. A line of JSON written by :func:`piconv.jsonio.dumps`
+    holds no newline, no NUL byte and only UTF-8."""
+    from .reader import MAX_LINE_BYTES
+
+    if type(value) is not dict:
+        return f"[not-object] a {type(value).__name__} is not a JSON object"
+    if len(data) > MAX_LINE_BYTES:
+        return f"[line-too-long] the line is {len(data)} bytes, over the limit of {MAX_LINE_BYTES}"
+    if header and value.get("type") != "session":
+        return "[not-a-header] the first line is not a session header"
+    return None
+
+
 def check_pi(data: bytes) -> list[str]:
+    """``piconv validate --format pi``: the file read as piconv reads a pi session; every
+    line that could not be read is an error."""
     from .api import load
     from .errors import InputError
 
@@ -105,6 +132,7 @@ def register_converters(register: Any) -> None:
             media_type="application/jsonl",
             write=write_pi,
             check=check_pi,
+            checks_while_writing=True,
             mapping_doc="docs/formats/pi.md",
             options=(Option("--migrate", "write pi's current (version 3) form", takes_value=False),),
         )

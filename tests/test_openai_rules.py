@@ -84,6 +84,36 @@ def test_js_stringify_key_order_and_escapes() -> None:
     assert js_stringify(value) == '{"1":null,"2":[1,"x\u2028\\u001f\\""],"b":1,"01":true}'
 
 
+def _exact_stringify(value: Any) -> str:
+    from piconv.converters.openai import jsutil
+
+    parts: list[str] = []
+    jsutil._write(value, parts)
+    return "".join(parts)
+
+
+def test_js_stringify_through_orjson_equals_the_exact_path() -> None:
+    from piconv.converters.openai.jsutil import _orjson_spells_it
+
+    every_char = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF) + "\U0001f600\U0010ffff"
+    values: list[Any] = [
+        every_char,
+        {"path": "a/b.ts", "n": 2**53, "m": -(2**53), "ok": True, "no": False, "none": None, "list": [1, "x", [], {}]},
+        {"x": {"y": [{"z": "\u2028\u2029\x7f\x00"}]}},
+        (1, "tuple"),
+        [],
+        {},
+        "",
+    ]
+    for value in values:
+        assert _orjson_spells_it(value)
+        assert js_stringify(value) == _exact_stringify(value)
+    # the exact path only: floats, unsafe integers, digit keys, lone surrogates, other keys
+    for value in (1.0, [0.1], 2**53 + 1, {"1": 1, "a": 2}, {"\u0661": 1}, {1: 2}, "a\ud800", {"a": "\udc00"}):
+        assert js_stringify(value) == _exact_stringify(value)
+    assert not _orjson_spells_it({"1": 1}) and not _orjson_spells_it(1.5) and not _orjson_spells_it(2**60)
+
+
 def test_short_hash_matches_pi() -> None:
     assert short_hash("call_abc|fc_" + "x" * 300) == "vd39skbdrp34"
     assert short_hash("héllo😀") == "1olj6nu1frhbfw"

@@ -12,7 +12,11 @@ import re
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
+import orjson
+
 from ..common.jsnumber import js_number_text
+
+_MAX_SAFE = 2**53
 
 # ECMAScript WhiteSpace + LineTerminator (what String.prototype.trim removes). Python's
 # str.strip() differs: it also strips \x1c-\x1f and \x85 and keeps \ufeff.
@@ -77,8 +81,33 @@ def _js_string(text: str) -> str:
     return out
 
 
+def _orjson_spells_it(value: Any) -> bool:
+    """Whether ``orjson.dumps`` writes ``value`` as ``JSON.stringify`` does: strings, booleans,
+    null, integers JavaScript holds exactly, arrays, and objects with string keys none of
+    which is all digits (JavaScript writes array-index keys first). Floats are spelled
+    differently (``1.0`` against ``1``) and take the exact path."""
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return True
+    if t is int:
+        return -_MAX_SAFE <= value <= _MAX_SAFE
+    if t is dict:
+        for key, item in value.items():
+            if type(key) is not str or key.isdigit() or not _orjson_spells_it(item):
+                return False
+        return True
+    if t is list or t is tuple:
+        return all(_orjson_spells_it(item) for item in value)
+    return False
+
+
 def js_stringify(value: Any) -> str:
     """``JSON.stringify(value)`` for a JSON value parsed from a session file."""
+    if _orjson_spells_it(value):
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:  # a lone surrogate, or nesting past orjson's limit
+            pass
     parts: list[str] = []
     _write(value, parts)
     return "".join(parts)
