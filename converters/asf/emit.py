@@ -13,16 +13,18 @@ for the line.
 from __future__ import annotations
 
 import hashlib
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import orjson
 from piconv.report import Report
 
-from .checks import WriteChecker
 from .ids import CanonicalError, normalise
 from .jcs import canonical
 from .links import Ancestry
 from .settings import JSONDict
+
+if TYPE_CHECKING:
+    from .checks import WriteChecker
 
 __all__ = ["ENVELOPE_MEMBERS", "Emitter", "entry_line"]
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import orjson
 from piconv import ir
 from piconv.report import Report
 
-from .checks import WriteChecker
 from .ids import CanonicalError, canonical_ts, normalise
 from .jcs import canonical
 from .settings import JSONDict
+
+if TYPE_CHECKING:
+    from .checks import WriteChecker
 
 __all__ = ["EPOCH", "FORMAT", "PAYLOAD", "header_of", "write_header"]
 
@@ -28,6 +29,8 @@ def header_of(info: ir.SessionInfo, entries: Iterable[ir.Entry]) -> JSONDict:
     3339 timestamp for a missing creation time."""
     session_id = info.id
     if session_id is None:
+        import uuid  # rare: a header without an id
+
         first = next(iter(entries), None)
         session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"piconv:{first.id if first is not None else ''}"))
     created = canonical_ts(info.created) if info.created else None
