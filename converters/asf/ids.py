@@ -14,7 +14,7 @@ import re
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from .jcs import CanonicalError, c_js_timestamp, canonical, int_is_ijson
+from .jcs import CanonicalError, canonical, int_is_ijson
 
 __all__ = [
     "ENVELOPE",
@@ -98,10 +98,6 @@ def canonical_ts(text: str) -> str | None:
     # JavaScript's toISOString() (YYYY-MM-DDTHH:MM:SS.mmmZ, what pi writes) when the day
     # exists and hour, minute and second are in range; a leap second or anything else
     # takes the general path.
-    if c_js_timestamp is not None:
-        fast = c_js_timestamp(text)
-        if fast is not None:
-            return fast
     match = _JS_TS(text)
     if match is not None and _is_day(match[1]):
         fraction = match[2].rstrip("0")

@@ -15,18 +15,10 @@ A value that needs none of this (the common case: text, tool arguments, token co
 recognised by :func:`is_plain`, one iterative loop over the containers (strings, ``None``
 and booleans are skipped without a call; each object's keys are checked in one
 ``"".join``), and goes to orjson as it is. Anything else takes the rewriting walk.
-
-Before all this, :func:`canonical` asks the optional C serialiser (``_jcs.c``, built by
-setup.py), which writes the JCS bytes of the common values in one pass and answers
-``None`` for what it leaves to the code here (lone surrogates, integers beyond 2**53,
-non-finite numbers, non-string keys, other types): the refusals and their messages stay
-this module's. ``PICONV_PURE_PYTHON`` set in the environment turns it off, as it does the
-core's accelerator.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -37,7 +29,6 @@ from ..common.jsnumber import js_number_text
 __all__ = [
     "CanonicalError",
     "canonical",
-    "canonical_python",
     "canonical_slow",
     "int_is_ijson",
     "is_plain",
@@ -46,49 +37,6 @@ __all__ = [
 
 _OPTS = orjson.OPT_SORT_KEYS
 _SAFE_INT = 2**53
-
-
-def _accelerator() -> Any:
-    """The ``_jcs`` module unless ``PICONV_PURE_PYTHON`` is set or it was not built."""
-    if os.environ.get("PICONV_PURE_PYTHON"):
-        return None
-    try:
-        from . import _jcs
-    except ImportError:  # no C compiler at install time: the Python path alone
-        return None
-    return _jcs
-
-
-_c = _accelerator()
-
-
-def _from_c(name: str) -> Any:
-    """A function of the C module, or None (no module, or one built from older sources)."""
-    return getattr(_c, name, None)
-
-
-_c_canonical = _from_c("canonical")
-c_entry_line = _from_c("entry_line")
-"""``entry_line(type, id, parent, ts, body) -> bytes | None`` in C (see writer.py), or None."""
-# Hashing in C pays only with the CPU's SHA instructions: the portable rounds are slower
-# than OpenSSL's (hashlib), whose per-call cost is what the C path saves.
-_rounds = _from_c("sha256_rounds")
-_c_hashes = _rounds is not None and _rounds() == "sha-ni"
-c_entry = _from_c("entry") if _c_hashes else None
-"""``entry(type, parent, ts, body) -> (id, line) | None`` in C: the content-addressed id and
-the line of an entry whose envelope members are the writer's plain text; or None."""
-c_stitched = _from_c("stitched") if _c_hashes else None
-"""``stitched(type, parent, ts, content, body) -> (id, line) | None``: ``c_entry`` for a body
-whose SHA-256 (hex) is known."""
-c_sha256_hex = _from_c("sha256_hex") if _c_hashes else None
-"""``sha256_hex(data) -> str`` in C, or None."""
-c_js_timestamp = _from_c("js_timestamp")
-"""``js_timestamp(text) -> str | None``: ids.canonical_ts for pi's own timestamp form, in C."""
-c_link = _from_c("link")
-"""``link(nodes, id, parent) -> bool``: checks.Ancestry.add in C for a new id under a known
-parent, or None."""
-c_stitch_run = _from_c("stitch_run")
-"""The stitch of a second process's entries in C (see parallel.py), or None."""
 
 
 class CanonicalError(ValueError):
@@ -297,15 +245,6 @@ def is_plain(value: Any) -> bool:
 
 def canonical(value: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 bytes of ``value``."""
-    if _c_canonical is not None:
-        data = _c_canonical(value)
-        if data is not None:
-            return data
-    return canonical_python(value)
-
-
-def canonical_python(value: Any) -> bytes:
-    """:func:`canonical` without the C serialiser (the orjson path)."""
     try:
         return orjson.dumps(_prepare(value), option=_OPTS)
     except orjson.JSONEncodeError:
