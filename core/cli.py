@@ -148,7 +148,11 @@ def _convert(args: list[str]) -> int:
         return 0
     from . import api
 
-    dests = _add_format_options(parser, api.formats())
+    # Only the formats asked for lend their options, so a conversion to a built-in
+    # format never loads the third-party plugins (an unknown name loads them).
+    known, _rest = parser.parse_known_args(args)
+    wanted = [api.get_format(name) for name in known.to or ()]
+    dests = _add_format_options(parser, wanted)
     ns = parser.parse_args(args)
     if ns.help_format:
         return _help_format(ns.help_format)
