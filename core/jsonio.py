@@ -3,7 +3,6 @@ orjson refuses (strings with lone UTF-16 surrogates, integers beyond 64 bits).""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import orjson
@@ -18,6 +17,8 @@ def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes
     try:
         return orjson.dumps(value, option=option)
     except (TypeError, orjson.JSONEncodeError):
+        import json
+
         # ensure_ascii escapes a lone surrogate as \udXXX, which is valid JSON and keeps it
         return json.dumps(
             value, ensure_ascii=True, sort_keys=sort_keys, indent=2 if indent else None, separators=None if indent else (",", ":")
@@ -30,4 +31,6 @@ def loads(data: bytes | str) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
+        import json
+
         return json.loads(data)

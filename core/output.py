@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO, BinaryIO
 
@@ -36,9 +33,12 @@ def _refuse(path: str, why: str) -> OutputError:
 
 
 def _temporary(directory: str | None) -> tuple[BinaryIO, str]:
-    directory = directory or tempfile.gettempdir()
+    if directory is None:
+        import tempfile
+
+        directory = tempfile.gettempdir()
     for _ in range(100):
-        name = os.path.join(directory, f".piconv-{secrets.token_hex(6)}.tmp")
+        name = os.path.join(directory, f".piconv-{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
         except FileExistsError:
@@ -62,7 +62,7 @@ def output_to(target: str | IO[bytes], *, inputs: Iterable[str] = ()) -> Iterato
             yield tmp
             tmp.flush()
             tmp.seek(0)
-            shutil.copyfileobj(tmp, target)
+            _copy(tmp, target)
         finally:
             tmp.close()
             with contextlib.suppress(OSError):
@@ -80,7 +80,7 @@ def output_to(target: str | IO[bytes], *, inputs: Iterable[str] = ()) -> Iterato
             if through:
                 tmp.seek(0)
                 with open(target, "r+b" if _seekable(target) else "wb", buffering=0) as sink:
-                    shutil.copyfileobj(tmp, sink, BUFFER_BYTES)
+                    _copy(tmp, sink)
             else:
                 if mode is not None:
                     os.fchmod(tmp.fileno(), mode)
@@ -93,6 +93,11 @@ def output_to(target: str | IO[bytes], *, inputs: Iterable[str] = ()) -> Iterato
         tmp.close()
         with contextlib.suppress(OSError):
             os.unlink(name)
+
+
+def _copy(source: BinaryIO, sink: IO[bytes]) -> None:
+    while chunk := source.read(BUFFER_BYTES):
+        sink.write(chunk)
 
 
 def _seekable(path: str) -> bool:

@@ -12,7 +12,12 @@ stdlib ``json`` as the second opinion, so a clean file pays for almost nothing e
 
 from __future__ import annotations
 
-import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import json
+
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -65,7 +70,12 @@ def _parse_int(text: str) -> int | float:
     return n if -(2**63) <= n < 2**64 else float(n)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+@functools.cache
+def _decoder() -> json.JSONDecoder:
+    """The stdlib's decoder, for the rare line orjson refuses (imported only then)."""
+    import json
+
+    return json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
 
 
 def _kind(value: Any) -> str:
@@ -109,7 +119,7 @@ def _split_values(text: str) -> tuple[list[Any], ValueError | RecursionError | N
     pos = _JSON_WS.match(text, 0).end()  # type: ignore[union-attr]
     while pos < len(text):
         try:
-            value, end = _DECODER.raw_decode(text, pos)
+            value, end = _decoder().raw_decode(text, pos)
         except (ValueError, RecursionError) as exc:
             return values, exc, pos
         values.append(value)
@@ -118,6 +128,8 @@ def _split_values(text: str) -> tuple[list[Any], ValueError | RecursionError | N
 
 
 def _describe(exc: ValueError, start: int) -> str:
+    import json  # loaded already: only the stdlib decoder raises what this describes
+
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at character {exc.pos}"
     return f"{exc} (in the value at character {start})"

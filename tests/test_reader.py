@@ -231,14 +231,14 @@ def test_surrogate_pair_is_no_problem():
 
 def test_fallback_parser_only_for_refused_lines(monkeypatch):
     calls = []
-    real = reader._DECODER
+    real = reader._decoder()
 
     class Counting:
         def raw_decode(self, text, pos):
             calls.append(pos)
             return real.raw_decode(text, pos)
 
-    monkeypatch.setattr(reader, "_DECODER", Counting())
+    monkeypatch.setattr(reader, "_decoder", lambda: Counting())
     clean = b"\n".join([HEADER, ENTRY] * 50) + b"\n"
     assert read_records(clean).problems == []
     assert calls == []
