@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from piconv import Report, ValidationFailed
-from piconv.converters.markdown import checker, write
+from piconv.converters.markdown import checker, tokens, write
 from piconv.converters.markdown.sections import Splitter, elide
 
 from .conftest import REPO, corpus_files, corpus_ids
@@ -193,10 +193,10 @@ HEADINGS = [
 @pytest.mark.parametrize("line", HEADINGS)
 def test_heading_tokens_match_markdown_it(line: str) -> None:
     """The cut heading's tokens are made by hand: they must be what markdown-it makes."""
-    tokens = checker._parser().parse(line + "\ntext\n")
-    mine = checker._heading_tokens(line + "\ntext\n")
-    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [(t.type, t.tag, t.level, t.map) for t in tokens[:2]]
-    assert mine[1].content == tokens[1].content
+    parsed = tokens.parser().parse(line + "\ntext\n")
+    mine = tokens.heading_tokens(line + "\ntext\n")
+    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [(t.type, t.tag, t.level, t.map) for t in parsed[:2]]
+    assert mine[1].content == parsed[1].content
 
 
 # -------------------------------------------------------------------------- what is left out

@@ -14,9 +14,8 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 import piconv
+import pytest
 
 from .conftest import REPO, corpus_files, corpus_ids
 
