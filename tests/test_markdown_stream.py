@@ -109,7 +109,10 @@ def test_the_body_is_written_while_it_is_rendered(monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.parametrize("jobs", [None, 1, 2, 8])
 def test_one_process_whatever_jobs_asks(jobs: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
-    expected = convert(HOSTILE, validate=True)
+    doc = piconv.load(HOSTILE)
+    opts = {"images": "omit", "all_branches": False, "leaf": None, "output_path": None, "validate": True}
+    expected = io.BytesIO()
+    write(doc, expected, opts, Report("markdown"))
 
     def refused(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the markdown converter started a process or changed the collector")
@@ -118,4 +121,6 @@ def test_one_process_whatever_jobs_asks(jobs: int | None, monkeypatch: pytest.Mo
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refused)
     monkeypatch.setattr(threading.Thread, "start", refused)
     monkeypatch.setattr(gc, "disable", refused)  # the interpreter's collector is left alone
-    assert convert(HOSTILE, jobs=jobs, validate=True) == expected
+    out = io.BytesIO()
+    write(doc, out, {**opts, "jobs": jobs}, Report("markdown"))
+    assert out.getvalue() == expected.getvalue()
