@@ -90,7 +90,7 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
                 model = msg.model
                 if model is not None and model.model:
                     pair = (model.provider, model.model)
-                    if pair not in named:  # (joining the name for every message cost a third)
+                    if pair not in named:  # the name is joined once per pair, not per message
                         named.add(pair)
                         models["/".join(x for x in pair if x)] = None
                 if msg.reasoning_level:
