@@ -297,13 +297,6 @@ class _Sink:
         self.out.write(data)
 
 
-def _render(ctx: Ctx, pairs: Pairs, labels: Mapping[str, str]) -> Any:
-    def render(c: Ctx, entry: Entry) -> str:
-        return render_entry(c, entry, pairs, labels.get(entry.id))
-
-    return render
-
-
 def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     block_limit = _count(options, "highlight_limit", DEFAULT_BLOCK_LIMIT)
     budget = _count(options, "highlight_budget", DEFAULT_BUDGET)
@@ -317,9 +310,8 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     # The page in order: tree markup (strings) and the entries drawn between them.
     items: list[Any] = []
     TreeWriter(doc, _itself, items.append, leaf_id).write()
-    entries = [i for i, item in enumerate(items) if not isinstance(item, str)]
-    pairs = Pairs(doc, (items[i] for i in entries))
-    render = _render(ctx, pairs, labels)
+    entries = [item for item in items if not isinstance(item, str)]
+    pairs = Pairs(doc, entries)
 
     validate = bool(options.get("validate"))
     sink = _Sink(out, validate)
@@ -330,8 +322,9 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     sink.emit('<main id="transcript">')
 
     emit = sink.emit
+    label = labels.get
     for item in items:
-        emit(item if isinstance(item, str) else render(ctx, item))
+        emit(item if isinstance(item, str) else render_entry(ctx, item, pairs, label(item.id)))
     sink.emit("</main>")
     sink.flush()
     tail = to_utf8(assets.tail())
