@@ -362,3 +362,30 @@ def test_check_catches_injected_markup() -> None:
         assert check(tampered), bad
     assert check(page.replace(b"default-src 'none'", b"default-src *"))
     assert check(page.replace(b"hashchange", b"hashchang_"))  # script no longer matches its hash
+
+
+# --------------------------------------------------------------------------- one process
+
+
+@pytest.mark.parametrize("jobs", [None, 1, 2])
+def test_a_page_is_drawn_in_one_process(jobs: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However long the session and whatever ``jobs`` asks: no fork, no thread, and the
+    interpreter's collector left as it was."""
+    import gc
+    import os
+    import threading
+    from pathlib import Path
+
+    import piconv
+
+    doc = piconv.load(Path(__file__).parent / "data" / "hostile" / "html-every-field.jsonl")
+    many = doc_of(*(E(f"e{i}", f"e{i - 1}" if i else None, UserMessage(f"turn {i}")) for i in range(4000)))
+    expected = [render(doc), render(many)]
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the html converter started a process or a thread")
+
+    monkeypatch.setattr(os, "fork", refused)
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    monkeypatch.setattr(gc, "disable", refused)
+    assert [render(doc, validate=True, jobs=jobs), render(many, validate=True, jobs=jobs)] == expected

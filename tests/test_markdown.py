@@ -355,3 +355,12 @@ def test_escaped_markdown_property(lines: list[str]) -> None:
             assert re.match(r"https?://", c.attrGet("href") or c.attrGet("src") or "", re.I)
     assert not [t for t in tokens if t.type == "heading_open" and t.level == 0 and t.tag in ("h1", "h2")]
     assert tokens[-3].type == "paragraph_open" and tokens[-3].level == 0 and tokens[-2].content == "after"
+
+
+@pytest.mark.parametrize("text", ["plain", "<b>&amp;\"x\"</b> 'y'", "a\nb\r\nc & <d>", "&#x27;&quot;", ""])
+def test_summary_text_is_html_escaped_like_the_standard_library(text: str) -> None:
+    import html
+
+    from piconv.converters.markdown import escape
+
+    assert escape.summary_text(text) == html.escape(escape.one_line(text, 160), quote=True)

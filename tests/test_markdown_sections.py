@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from piconv import Report, ValidationFailed
-from piconv.converters.markdown import checker, write
+from piconv.converters.markdown import checker, tokens, write
 from piconv.converters.markdown.sections import Splitter, elide
 
 from .conftest import REPO, corpus_files, corpus_ids
@@ -193,10 +193,10 @@ HEADINGS = [
 @pytest.mark.parametrize("line", HEADINGS)
 def test_heading_tokens_match_markdown_it(line: str) -> None:
     """The cut heading's tokens are made by hand: they must be what markdown-it makes."""
-    tokens = checker._parser().parse(line + "\ntext\n")
-    mine = checker._heading_tokens(line + "\ntext\n")
-    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [(t.type, t.tag, t.level, t.map) for t in tokens[:2]]
-    assert mine[1].content == tokens[1].content
+    parsed = tokens.parser().parse(line + "\ntext\n")
+    mine = tokens.heading_tokens(line + "\ntext\n")
+    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [(t.type, t.tag, t.level, t.map) for t in parsed[:2]]
+    assert mine[1].content == parsed[1].content
 
 
 # -------------------------------------------------------------------------- what is left out
@@ -445,11 +445,11 @@ def _random_block(rng: Any) -> str:
 
 
 def _answer(function: Any, buf: str, start: int, limit: int, final: bool) -> int | str:
-    from piconv.converters.markdown import sections as sec
+    from piconv.converters.markdown import regions as rg
 
     try:
-        return function(buf, start, limit, final, sec._risky(2))
-    except sec._More:
+        return function(buf, start, limit, final, rg.risky_lines(2))
+    except rg.More:
         return "more"
 
 
@@ -459,9 +459,9 @@ def test_call_and_result_regexes_end_where_the_python_path_ends(monkeypatch: pyt
     wherever the regex does not match), also on a buffer cut short."""
     import random
 
-    from piconv.converters.markdown import sections as sec
+    from piconv.converters.markdown import regions as rg
 
-    if sec._FAST_CALL is None:
+    if rg.FAST_CALL is None:
         pytest.skip("the one-regex path needs Python 3.11")
     rng = random.Random(5)
     fast_hits = 0
@@ -471,14 +471,14 @@ def test_call_and_result_regexes_end_where_the_python_path_ends(monkeypatch: pyt
         limits = [(len(buf), True), (len(buf), False), (rng.randrange(len(buf) + 1), False)]
         for limit, final in limits:
             cut = buf[:limit]
-            for function, start in ((sec._call_block, 0), (sec._fenced_block, details)):
+            for function, start in ((rg.call_block, 0), (rg.fenced_block, details)):
                 fast = _answer(function, cut, start, limit, final)
                 with monkeypatch.context() as m:
-                    m.setattr(sec, "_FAST_CALL", None)
-                    m.setattr(sec, "_FAST_RESULT", None)
+                    m.setattr(rg, "FAST_CALL", None)
+                    m.setattr(rg, "FAST_RESULT", None)
                     slow = _answer(function, cut, start, limit, final)
                 assert fast == slow, (cut, limit, final, function.__name__)
-            fast_hits += sec._FAST_CALL.match(cut, 0, limit) is not None
+            fast_hits += rg.FAST_CALL.match(cut, 0, limit) is not None
     assert fast_hits > 100  # the regex matches a good share, among them blocks with runs inside
 
 
@@ -487,13 +487,13 @@ def test_a_heading_on_the_first_line_of_a_block_keeps_it_from_being_left_out(fir
     """The search for lines that could make a heading starts on the block's first line
     (led by the newline before it): inside a result block, a heading there is counted, so
     the block goes to the parser."""
-    from piconv.converters.markdown import sections as sec
+    from piconv.converters.markdown import regions as rg
 
     block = f"<details>\n<summary>Result</summary>\n\n{first}\nwords\n\n</details>\n\nafter\n"
-    assert sec._prose_block(block, block.index(first), len(block), True, sec._risky(2)) == 0
-    assert sec._fenced_block(block, 0, len(block), True, sec._risky(2)) == 0
+    assert rg.prose_block(block, block.index(first), len(block), True, rg.risky_lines(2)) == 0
+    assert rg.fenced_block(block, 0, len(block), True, rg.risky_lines(2)) == 0
     plain = block.replace(first, "Words")
-    assert sec._fenced_block(plain, 0, len(plain), True, sec._risky(2)) == plain.index("\nafter")
+    assert rg.fenced_block(plain, 0, len(plain), True, rg.risky_lines(2)) == plain.index("\nafter")
 
 
 def _section_newlines(body: str, turn_level: int, min_chars: int) -> list[tuple[int, int]]:
@@ -543,12 +543,12 @@ def test_prose_regex_ends_where_the_python_path_ends(monkeypatch: pytest.MonkeyP
     exactly where the step-by-step path says, also on a buffer cut short."""
     import random
 
-    from piconv.converters.markdown import sections as sec
+    from piconv.converters.markdown import regions as rg
 
-    if sec._fast_prose(sec._risky(turn_level).pattern) is None:
+    if rg.fast_prose(rg.risky_lines(turn_level).pattern) is None:
         pytest.skip("the one-regex path needs Python 3.11")
     rng = random.Random(7)
-    risky = sec._risky(turn_level)
+    risky = rg.risky_lines(turn_level)
     fast_hits = 0
     for _ in range(4000):
         buf = _random_prose(rng)
@@ -557,11 +557,11 @@ def test_prose_regex_ends_where_the_python_path_ends(monkeypatch: pytest.MonkeyP
             for fast in (True, False):
                 with monkeypatch.context() as m:
                     if not fast:
-                        m.setattr(sec, "_fast_prose", lambda pattern: None)
+                        m.setattr(rg, "fast_prose", lambda pattern: None)
                     try:
-                        answers.append(sec._prose_block(buf[:limit], 2, limit, final, risky))
-                    except sec._More:
+                        answers.append(rg.prose_block(buf[:limit], 2, limit, final, risky))
+                    except rg.More:
                         answers.append(-1)
             assert answers[0] == answers[1], (buf[:limit], final)
-            fast_hits += sec._fast_prose(risky.pattern).match(buf[:limit], 2, limit) is not None
+            fast_hits += rg.fast_prose(risky.pattern).match(buf[:limit], 2, limit) is not None
     assert fast_hits > 500

@@ -37,8 +37,7 @@ def register_converters(register: Any) -> None:
             media_type="text/html",
             write=write,
             check=check,
-            # The page checks its body piece by piece as it writes it (and each process
-            # of a two-process page its own half), so it is not read back.
+            # The page checks its body piece by piece as it writes it, so it is not read back.
             checks_while_writing=True,
             mapping_doc="docs/formats/html.md",
             options=(

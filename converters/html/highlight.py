@@ -174,32 +174,14 @@ def _format(tokens: Any) -> str:
 class Highlighter:
     """Highlights code blocks for one page, spending at most ``budget`` characters."""
 
-    def __init__(
-        self,
-        block_limit: int = DEFAULT_BLOCK_LIMIT,
-        budget: int = DEFAULT_BUDGET,
-        log: list[int] | None = None,
-    ) -> None:
+    def __init__(self, block_limit: int = DEFAULT_BLOCK_LIMIT, budget: int = DEFAULT_BUDGET) -> None:
         self.block_limit = block_limit
         self.remaining = budget
         self.used = False
-        # With a log, the length of every block that a larger budget could have
-        # highlighted is appended to it (a superset: the lexer is not looked up). The
-        # second process of a split page renders with budget 0 and a log; the first
-        # process then knows whether its own remaining budget would have changed a thing.
-        self.log = log
 
     def code(self, source: str, lang: str | None) -> str:
         """Escaped HTML for ``source`` (content of a ``<code>``), highlighted when the
         language is known and the caps allow."""
-        if (
-            self.log is not None
-            and lang
-            and source
-            and len(source) <= self.block_limit
-            and _NAMES.get(lang.lower())
-        ):
-            self.log.append(len(source))
         if not lang or not source or len(source) > self.block_limit or len(source) > self.remaining:
             return esc(source)
         alias = _NAMES.get(lang.lower())  # looked up before the cache: hostile names stay out of it

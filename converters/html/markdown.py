@@ -1,8 +1,8 @@
 """Markdown → HTML for message text, with raw HTML disabled (shown as text).
 
-Renderer: cmark-gfm through ``cmarkgfm`` (C). Measured on the corpus's largest session
-(308 texts, 83 kB) it renders 5x faster than markdown-it-py with the same extensions
-(10 ms against 50 ms); see docs/formats/html.md.
+Renderer: cmark-gfm through ``cmarkgfm`` (C), a well-kept GFM implementation that renders
+message text several times faster than markdown-it-py with the same extensions (see
+docs/formats/html.md).
 
 cmark's own "safe" mode drops raw HTML (``<!-- raw HTML omitted -->``), which would lose
 what the model wrote. Instead every ``<`` that could open a tag, comment or declaration

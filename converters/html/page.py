@@ -10,7 +10,6 @@ bounded by the document, not by the page.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
@@ -34,7 +33,7 @@ from piconv.ir import (
 )
 from piconv.report import Report
 
-from . import assets, parallel
+from . import assets
 from .blocks import Ctx
 from .check import check_body, check_page
 from .entries import render_entry
@@ -50,8 +49,7 @@ class Pairs:
     """Pairs each tool call with one result carrying its call id (first in file order
     not yet drawn). A paired result is drawn inside its call, never twice.
 
-    Computed up front over the entries in page order (the order they are drawn in), so
-    that drawing an entry does not depend on having drawn the ones before it (parallel.py).
+    Computed up front over the entries in page order (the order they are drawn in).
     """
 
     def __init__(self, doc: Document, order: Iterable[Entry]) -> None:
@@ -267,25 +265,6 @@ def _count(options: Mapping[str, Any], key: str, default: int) -> int:
     return n
 
 
-def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    # Rendering allocates millions of short-lived strings, all freed by reference
-    # counting; with the cyclic collector on, each of its full passes walks the whole
-    # IR (millions of objects), which on a 100 MB session cost more than the rendering.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        _write_page(doc, out, options, report)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-# Pages of at least this many entries are drawn in two processes where possible
-# (parallel.py); the child draws the items from this fraction of the entries on.
-PARALLEL_MIN_ENTRIES = 3000
-SPLIT = 0.5
-
-
 class _Sink:
     """Page chunks → UTF-8 bytes on ``out`` in pieces of about ``FLUSH_AT`` characters,
     each body piece checked (check.check_body) when the page is validated."""
@@ -312,20 +291,13 @@ class _Sink:
             self.buf.clear()
         self.size = 0
 
-    def body(self, data: bytes, checked: bool = False) -> None:
-        if self.validate and not checked and not self.failed and check_body(data):
+    def body(self, data: bytes) -> None:
+        if self.validate and not self.failed and check_body(data):
             self.failed = True
         self.out.write(data)
 
 
-def _render(ctx: Ctx, pairs: Pairs, labels: Mapping[str, str]) -> Any:
-    def render(c: Ctx, entry: Entry) -> str:
-        return render_entry(c, entry, pairs, labels.get(entry.id))
-
-    return render
-
-
-def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     block_limit = _count(options, "highlight_limit", DEFAULT_BLOCK_LIMIT)
     budget = _count(options, "highlight_budget", DEFAULT_BUDGET)
     hl = Highlighter(block_limit=block_limit, budget=budget)
@@ -338,9 +310,8 @@ def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], repor
     # The page in order: tree markup (strings) and the entries drawn between them.
     items: list[Any] = []
     TreeWriter(doc, _itself, items.append, leaf_id).write()
-    entries = [i for i, item in enumerate(items) if not isinstance(item, str)]
-    pairs = Pairs(doc, (items[i] for i in entries))
-    render = _render(ctx, pairs, labels)
+    entries = [item for item in items if not isinstance(item, str)]
+    pairs = Pairs(doc, entries)
 
     validate = bool(options.get("validate"))
     sink = _Sink(out, validate)
@@ -350,27 +321,10 @@ def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], repor
     sink.emit(_header(doc, stats, labels, leaf_id))
     sink.emit('<main id="transcript">')
 
-    split = len(items)
-    child = None
-    if len(entries) >= PARALLEL_MIN_ENTRIES and parallel.available():
-        split = entries[min(len(entries) - 1, int(len(entries) * SPLIT))]
-        child_ctx = Ctx(highlighter=Highlighter(block_limit=block_limit, budget=0, log=[]))
-        child = parallel.start(items, split, render, child_ctx, validate)
-        if child is None:
-            split = len(items)
-    try:
-        emit = sink.emit
-        for item in items[:split]:
-            emit(item if isinstance(item, str) else render(ctx, item))
-        rest = split
-        if child is not None:
-            rest = _take_half(child, sink, ctx, split, len(items))
-            child.close(finished=rest == len(items))
-        for item in items[rest:]:
-            emit(item if isinstance(item, str) else render(ctx, item))
-    finally:
-        if child is not None:
-            child.close()
+    emit = sink.emit
+    label = labels.get
+    for item in items:
+        emit(item if isinstance(item, str) else render_entry(ctx, item, pairs, label(item.id)))
     sink.emit("</main>")
     sink.flush()
     tail = to_utf8(assets.tail())
@@ -392,32 +346,6 @@ def _write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], repor
 
 def _itself(entry: Entry) -> Entry:
     return entry
-
-
-def _take_half(child: parallel.Child, sink: _Sink, ctx: Ctx, split: int, end: int) -> int:
-    """Write what the child drew that a single process would have drawn the same way;
-    return the first item left to draw here."""
-    half = child.header()
-    if half is None:
-        return split
-    until = parallel.accepted_until(half, ctx.highlighter.remaining, end)
-    sink.flush()
-    done = split
-    for i, (_first, _images, n, bad) in enumerate(half.frames):
-        nxt = half.frames[i + 1][0] if i + 1 < len(half.frames) else end
-        if nxt > until:
-            break
-        data = child.read(n)
-        if data is None:
-            break
-        sink.body(data, checked=not bad)
-        done = nxt
-    # Images the child refused in the frames taken; the rest is drawn again here.
-    taken = [f for f in half.frames if f[0] < done]
-    if taken:
-        nxt_images = next((f[1] for f in half.frames if f[0] >= done), half.images_refused)
-        ctx.images_refused += nxt_images
-    return done
 
 
 def _fail(doc: Document, out: IO[bytes], ends: bytes) -> None:

@@ -5,7 +5,10 @@ of the whole tree), with YAML front matter. Mapping and losses: ``docs/formats/m
 
 Modules: :mod:`.writer` (the document), :mod:`.render` (entries to Markdown),
 :mod:`.tools` (tool calls), :mod:`.escape` (text safety), :mod:`.frontmatter`,
-:mod:`.images`, :mod:`.tree` (branches), :mod:`.checker`.
+:mod:`.images`, :mod:`.tree` (branches); the check of an output: :mod:`.checker` (whole
+documents and streams), :mod:`.fmcheck` (the front matter's schema), :mod:`.body` (the
+structural checks), :mod:`.tokens` (the parser), :mod:`.sections` and :mod:`.regions`
+(the body cut into sections, and what a section may leave out).
 """
 
 from __future__ import annotations

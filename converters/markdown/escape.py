@@ -23,7 +23,6 @@ expressions alone, which keeps the common case fast.
 from __future__ import annotations
 
 import functools
-import html
 import re
 from typing import Any
 
@@ -128,7 +127,11 @@ def code_span(text: str, limit: int = 0) -> str:
 def summary_text(text: str, limit: int = 160) -> str:
     """Text for our ``<summary>`` lines. These sit in an HTML block, where Markdown is not
     parsed, so the text is HTML-escaped (quotes too) and kept on one line."""
-    return html.escape(one_line(text, limit), quote=True)
+    text = one_line(text, limit)
+    # html.escape(text, quote=True), without importing the html package and its entity table
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;")
+    )
 
 
 # -- Markdown text -----------------------------------------------------------------------

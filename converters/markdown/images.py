@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -77,6 +76,8 @@ class Images:
         if self.mode == "embed":
             encoded = base64.b64encode(raw).decode("ascii")
             return f"![{label} ({desc})](data:{mt};base64,{encoded})"
+        import hashlib  # lazy: only a session with images written as files needs it
+
         digest = hashlib.sha256(raw).hexdigest()[:HASH_CHARS]
         name = f"{digest}.{ext}"
         self._write(name, raw)

@@ -11,7 +11,6 @@ italic notes where they happened. System prompts are collapsed ``<details>`` blo
 
 from __future__ import annotations
 
-import copy
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -122,29 +121,12 @@ class Run:
     turns: int
     """The turn headings :meth:`Renderer.batches` will write: one per entry it renders
     except system prompts and notes (model and level changes, labels, names, context
-    edits, usage records, extension state, unknown entries), i.e. the entries that
-    :func:`opens_turn`. The front matter states it before the body is rendered; the
+    edits, usage records, extension state, unknown entries) and results rendered under
+    their call. The front matter states it before the body is rendered; the
     writer compares it with the headings made."""
 
 
 _TURN_EVENTS = (Compaction, BranchSummary)
-
-
-def opens_turn(entry: Entry, paired: set[int]) -> bool:
-    """Whether :meth:`Renderer.batches` starts a turn (writes a turn heading) for
-    ``entry``: a message but a system prompt or a result rendered under its call, or a
-    compaction or branch summary."""
-    body = entry.body
-    if isinstance(body, MessageBody):
-        return not isinstance(body.message, SystemMessage) and id(entry) not in paired
-    return isinstance(body, _TURN_EVENTS)
-
-
-def _images(content: Any) -> int:
-    """The image parts of ``content`` that rendering it numbers (a string holds none)."""
-    if isinstance(content, (tuple, list)):
-        return sum(1 for part in content if isinstance(part, Image))
-    return 0
 
 
 class Renderer:
@@ -176,25 +158,18 @@ class Renderer:
         turns before it is rendered and then render it."""
         return Run(entries, *self._pair(entries))
 
-    def batches(
-        self, run: Run, size: int = BATCH_ENTRIES, *, start: int = 0, stop: int | None = None
-    ) -> Iterator[list[str]]:
+    def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[str]]:
         """The blocks of :meth:`render`, a list per ``size`` entries: the writer writes
         (and a checker reads) each list while the next is rendered, so the body is never
         all in memory. (Within a list, blocks are appended by every method below: cheaper
-        than a chain of generators, which pays at every level for every block.)
-        ``start``, ``stop``: only ``run.entries[start:stop]``, with the numbering where
-        the entries before ``start`` left it (rendered, or passed over by :meth:`skip`)."""
+        than a chain of generators, which pays at every level for every block.)"""
         results, paired = run.results, run.paired
         out: list[str] = []
         report = self.report
         message = self._message
         event = self._event
         left = size
-        entries = run.entries
-        if start or stop is not None:
-            entries = entries[start:stop]
-        for entry in entries:
+        for entry in run.entries:
             if paired and id(entry) in paired:
                 continue
             body = entry.body
@@ -211,54 +186,6 @@ class Renderer:
                 out, left = [], size
         if out:
             yield out
-
-    def copy(self) -> Renderer:
-        """A renderer with this one's numbering, to go on from elsewhere in the run."""
-        images = copy.copy(self.images)
-        images.written = dict(images.written)
-        twin = Renderer(self.report, images, self.level, self.labels)
-        twin.turns = self.turns
-        twin.turn_of = dict(self.turn_of)
-        twin._assistants = dict(self._assistants)
-        return twin
-
-    def skip(self, run: Run, stop: int) -> None:
-        """Leaves the numbering as rendering ``run.entries[:stop]`` would (turn numbers,
-        the turn each entry id is in, image numbers) without rendering them: a second
-        process renders the entries from ``stop`` on while this run's first part is
-        rendered in the first (:mod:`.split`). Nothing is reported."""
-        results, paired = run.results, run.paired
-        turn_of = self.turn_of
-        turns = self.turns
-        images = 0
-        for entry in run.entries[:stop]:
-            if paired and id(entry) in paired:
-                continue
-            body = entry.body
-            if opens_turn(entry, paired):
-                turns += 1
-                turn_of[entry.id] = turns
-            if isinstance(body, MessageBody):
-                msg = body.message
-                if isinstance(msg, AssistantMessage):
-                    content = msg.content
-                    if isinstance(content, (tuple, list)):
-                        key = id(entry)
-                        for i, part in enumerate(content):
-                            if isinstance(part, Image):
-                                images += 1
-                            elif isinstance(part, ToolCall):
-                                result = results.get((key, i))
-                                res = result.message if result is not None else None
-                                if isinstance(res, ToolResult):
-                                    turn_of[result.id] = turns  # type: ignore[union-attr]
-                                    images += _images(res.content)
-                elif isinstance(msg, (UserMessage, ToolResult, ExtensionMessage)):
-                    images += _images(msg.content)
-            elif isinstance(body, ContextEdit) and not body.omit:
-                images += _images(body.replacement)
-        self.turns = turns
-        self.images.count += images
 
     def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int], int]:
         """Results by (id of the calling entry, part index); the set of paired result

@@ -34,18 +34,15 @@ on the next; else the section is parsed again in full (:func:`elide`).
 from __future__ import annotations
 
 import bisect
-import functools
 import re
-import sys
 from dataclasses import dataclass, field
+
+from .regions import More, call_block, closer, fenced_block, prose_block, risky_lines
 
 # Line patterns come in pairs: one led by the newline before the line (a literal first
 # character makes the regex engine's scan several times faster than a "^" would) and one
 # for a line at the very start of the buffer.
 _Lines = tuple[re.Pattern[str], re.Pattern[str]]
-# Possessive repeats and atomic groups came with Python 3.11: before it, the one-regex
-# paths below are off and the step-by-step ones decide alone.
-_FAST = sys.version_info >= (3, 11)
 
 
 def _lines(pattern: str) -> _Lines:
@@ -66,18 +63,13 @@ def _interesting(turn_level: int) -> _Lines:
     """A heading at or above the turn level, a fence opener at column 0, one of our
     ``<details>`` / ``</details>`` lines, one of our tool-call lines, or the first line
     of a block (after a blank line) that starts at column 0 with a character that opens
-    neither HTML nor a link (a candidate for :func:`_prose_block`)."""
+    neither HTML nor a link (a candidate for :func:`.regions.prose_block`)."""
     return _lines(
         rf"(?:(#{{1,{turn_level}}})(?:[ \t]|$)|(`{{3,}}|~{{3,}})([^\n]*)$|<(/?)details>$|(\*\*Tool call\*\* )"
         r"|(?<=\n\n)([^\s<\[]))"
     )
 
 
-_REGION_HEAD = re.compile(r"<details>\n<summary>[^<>\n]*</summary>\n\n")
-_FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")
-_DETAILS_END = "</details>\n"
-# A tool-call line that holds nothing the inline checks look at, and the blank line after it.
-_CALL_LINE = re.compile(r"\*\*Tool call\*\* [^\n<\[]*\n\n")
 SENTINEL = "***\n"
 """What a run of left-out blocks and headings is replaced with (see :func:`elide`): a
 thematic break, the cheapest block for the parser, which it makes of this line only at
@@ -89,12 +81,8 @@ hand."""
 FENCE_CONTENT, BLOCK, HEADING = 0, 1, 2
 """Kinds of region left out: the content of a fence; a block that passes every check and
 leaves the top level clean after the blank line that follows it (a tool call with its
-result, a result block, a prose block: :func:`_prose_block`), or a run of such blocks
+result, a result block, a prose block: :func:`.regions.prose_block`), or a run of such blocks
 (:func:`elide` gives a run one sentinel); a heading line at or above the turn level."""
-
-
-class _More(Exception):
-    """The buffer ends before the question can be answered."""
 
 
 @dataclass(slots=True)
@@ -114,7 +102,7 @@ class Splitter:
 
     def __init__(self, turn_level: int, min_chars: int = 0) -> None:
         self._interesting = _interesting(turn_level)
-        self._risky = _risky(turn_level)
+        self._risky = risky_lines(turn_level)
         self.min_chars = min_chars  # no cut before a section is this long
         self.reset(0)
 
@@ -146,7 +134,7 @@ class Splitter:
         while True:
             if self.fence is not None:
                 char, length = self.fence
-                line, end = _closer(buf, pos, limit, char, length)
+                line, end = closer(buf, pos, limit, char, length)
                 if line < 0:
                     break
                 if line > self.content_start:
@@ -183,8 +171,8 @@ class Splitter:
             elif kind == 6:  # the first line of a block, after a blank line
                 if line - 2 >= self.start:
                     try:
-                        end = _prose_block(buf, line, limit, final, self._risky)
-                    except _More:
+                        end = prose_block(buf, line, limit, final, self._risky)
+                    except More:
                         self.pos = line
                         return None
                     if end:
@@ -196,8 +184,8 @@ class Splitter:
             elif kind == 5:  # a tool-call line
                 if line - 2 >= self.start and buf[line - 2] == "\n":
                     try:
-                        end = _call_block(buf, line, limit, final, self._risky)
-                    except _More:
+                        end = call_block(buf, line, limit, final, self._risky)
+                    except More:
                         self.pos = line
                         return None
                     if end:
@@ -208,8 +196,8 @@ class Splitter:
                 self.depth = max(0, self.depth - 1)
             else:
                 try:
-                    end = _fenced_block(buf, line, limit, final, self._risky)
-                except _More:
+                    end = fenced_block(buf, line, limit, final, self._risky)
+                except More:
                     self.pos = line
                     return None
                 if end:
@@ -223,239 +211,6 @@ class Splitter:
             return Section(self.start, len(buf), regions)
         return None
 
-
-PROSE_CHARS = 1 << 16
-"""A block longer than this is left to the parser rather than waited for."""
-
-
-def _risky(turn_level: int) -> re.Pattern[str]:
-    """A line that could make a heading the checks count: an ATX heading at or above the
-    turn level, or a setext underline (either possibly indented, as inside a list). Led
-    by the newline before the line (see :func:`_lines`): search from the character before
-    the first line."""
-    return re.compile(rf"\n[ \t]*(?:#{{1,{turn_level}}}(?:[ \t]|$)|(?:=+|-+)[ \t]*$)", re.MULTILINE)
-
-
-def _prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
-    """The end of the block at ``p`` (its first line, at column 0, after a blank line)
-    when it passes every check and leaves nothing open that the next line could
-    continue; else 0. That end is the start of the blank line after it.
-
-    Such a block holds no ``<`` (no HTML of any kind, no autolink) and no ``[`` (no link,
-    image or link reference definition), no run of three backticks or tildes (no fence)
-    and no line that :func:`_risky` finds (no heading the checks count, wherever the
-    block's containers put it). What it parses into (paragraphs, lists, block quotes,
-    code indented, headings below the turn level) is then read by no check. A blank
-    line ends any paragraph or block quote in it; a list can go on after a blank line,
-    but only with a line indented under it or a further item: so the line after the
-    blank line must start at column 0 with something other than white space, which
-    either starts another list item (at the same depth as a list that starts afresh)
-    or closes the list. The sentinel that stands for the block shows that no fence or
-    HTML block was open where it starts."""
-    fast = _fast_prose(risky.pattern)
-    if fast is not None and p and buf[p - 1] == "\n":
-        m = fast.match(buf, p, limit)
-        if m is not None:
-            return m.end() - 1
-    end = buf.find("\n\n", p, limit)
-    if end < 0:
-        if not final and limit - p < PROSE_CHARS:
-            raise _More
-        return 0
-    end += 1
-    after = end + 1
-    if after >= limit:
-        if not final:
-            raise _More
-    elif buf[after] in " \t\n":
-        return 0
-    find = buf.find
-    if find("<", p, end) >= 0 or find("[", p, end) >= 0 or find("```", p, end) >= 0 or find("~~~", p, end) >= 0:
-        return 0
-    if p == 0 or buf[p - 1] != "\n" or risky.search(buf, p - 1, end) is not None:
-        return 0  # (a block is always after a blank line: the first test is a safeguard)
-    return end
-
-
-@functools.lru_cache(maxsize=4)
-def _fast_prose(risky: str) -> re.Pattern[str] | None:
-    """The blocks :func:`_prose_block` takes, with a line after the blank line, as one
-    regex (``risky``: the pattern of :func:`_risky`): one pass in C where the step-by-step
-    path makes six and its calls. A match ends one character after where that path
-    ends; where there is none (any doubt, or the buffer ends too soon), that path
-    decides. Needs Python 3.11 (possessive repeats)."""
-    if not _FAST:
-        return None
-    assert risky.startswith(r"\n")
-    line = risky[2:]  # without the newline it is led by: a lookahead at each line start
-    return re.compile(
-        rf"(?!{line})(?:[^<\[\n`~]++|`(?!``)|~(?!~~)|\n(?!\n)(?!{line}))*+\n\n(?=[^ \t\n])", re.MULTILINE
-    )
-
-
-def _closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int, int]:
-    """Start and end of the first line from ``pos`` (a line start) that could close a
-    fence of ``length`` ``char``s under any reading: the character repeated at least
-    that often, with any white space around it; ``(-1, -1)`` when there is none before
-    ``limit``. Found by the three characters any such line holds (a fast search)."""
-    run = char * 3
-    i = buf.find(run, pos, limit)
-    while i >= 0:
-        start = buf.rfind("\n", pos, i) + 1 or pos
-        end = buf.find("\n", i, limit)
-        if end < 0:
-            end = limit
-        stripped = buf[start:end].strip()
-        if len(stripped) >= length and stripped == char * len(stripped):
-            return start, end
-        i = buf.find(run, end, limit)
-    return -1, -1
-
-
-def _fenced_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
-    """The end (after its newline) of the collapsed block at ``p`` when it is exactly
-    ours and holds only fenced blocks, each closed by a line holding the fence and
-    nothing else, and blocks :func:`_prose_block` takes, each followed by a blank line,
-    and a blank line (or the end) follows it; else 0. Such a block parses into an HTML
-    block, fences, blocks no check reads and an HTML block, all at the top level,
-    whatever comes before it, as long as its first line opens an HTML block there
-    (which the checker verifies on the sentinel that replaces it)."""
-    if _FAST_RESULT is not None:
-        fast = _FAST_RESULT.match(buf, p, limit)
-        if fast is not None:
-            return fast.end()
-
-    def need(end: int) -> None:
-        if end > limit and not final:
-            raise _More
-
-    m = _REGION_HEAD.match(buf, p, limit)
-    if m is None:
-        if buf.count("\n", p, limit) < 3:
-            need(limit + 1)
-        return 0
-    q = m.end()
-    while True:
-        need(q + 1)
-        f = _FENCE_LINE.match(buf, q, limit)
-        if f is None:
-            if buf.find("\n", q, limit) < 0:
-                need(limit + 1)
-                return 0
-            end = _prose_block(buf, q, limit, final, risky)
-            if not end:
-                return 0
-            q = end + 1
-        else:
-            marker = f.group(1)
-            if marker[0] == "`" and "`" in f.group(2):
-                return 0
-            line, end = _closer(buf, f.end(), limit, marker[0], len(marker))
-            if line < 0:
-                need(limit + 1)
-                return 0
-            if buf[line:end] != marker[0] * (end - line):
-                return 0  # a closing line with white space: left to the parser
-            q = end + 1
-            need(q + 1)
-            if buf.startswith("\n", q, limit):
-                q += 1
-            else:
-                return 0
-        need(q + len(_DETAILS_END) + 1)
-        if buf.startswith(_DETAILS_END, q, limit):
-            end = q + len(_DETAILS_END)
-            if end == len(buf) or buf.startswith("\n", end, limit):
-                return end
-            return 0
-
-
-def _call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]) -> int:
-    """The end of the tool call at ``p`` (a line after a blank line) when it is exactly
-    ours: its line holds no ``<`` or ``[``, then come fenced blocks, each closed by a
-    line holding the fence and nothing else and followed by a blank line, then a result
-    block as :func:`_fenced_block` takes it; else 0.
-
-    After a blank line such a call line starts a paragraph at the top level (nothing
-    but a fence or an HTML block of kinds 1 to 5 could still be open there, and either
-    would also swallow the sentinel that replaces the call, which the checker verifies
-    to be an HTML block of its own); the paragraph is one line, which the inline checks
-    skip (no ``<`` or ``[``), and the fences and the result block then parse as they do
-    after a blank line anywhere. So the call passes every check, changes no count, and
-    leaves the top level as it found it: one sentinel stands for all of it."""
-    if _FAST_CALL is not None:
-        fast = _FAST_CALL.match(buf, p, limit)
-        if fast is not None:
-            return fast.end()
-
-    def need(end: int) -> None:
-        if end > limit and not final:
-            raise _More
-
-    m = _CALL_LINE.match(buf, p, limit)
-    if m is None:
-        end = buf.find("\n", p, limit)
-        if end < 0 or end + 1 >= limit:
-            need(limit + 1)  # the line after it is not there yet
-        return 0
-    q = m.end()
-    while True:
-        need(q + 4)
-        f = _FENCE_LINE.match(buf, q, limit)
-        if f is None:
-            break
-        marker = f.group(1)
-        if marker[0] == "`" and "`" in f.group(2):
-            return 0
-        line, end = _closer(buf, f.end(), limit, marker[0], len(marker))
-        if line < 0:
-            need(limit + 1)
-            return 0
-        if buf[line:end] != marker[0] * (end - line):
-            return 0  # a closing line with white space: left to the parser
-        q = end + 1
-        need(q + 1)
-        if not buf.startswith("\n", q, limit):
-            return 0
-        q += 1
-    if not buf.startswith("<details>\n", q, limit):
-        need(q + len("<details>\n") + 1)
-        return 0
-    return _fenced_block(buf, q, limit, final, risky)
-
-
-def _fast_fence(name: str, char: str) -> str:
-    r"""A fenced block as :func:`_call_block` and :func:`_fenced_block` take it (closed by a
-    line of the fence character only, at least as long as the opener, then a blank line),
-    as a regex: its content is run through at C speed instead of by ``_closer``'s
-    ``find`` loop and the Python around it.
-
-    The content may hold the fence character, but only in runs that :func:`_closer` would
-    not take for a closer: a run with a non-space character just before it or anywhere
-    after it on its line, or one shorter than the opener. ``\s``/``\S`` are
-    ``str.isspace``, what ``strip`` removes. Any other run (maybe a closer under some
-    reading) makes the match fail and the Python path decide, so a match ends exactly
-    where that path ends. The opener's run is possessive (a shorter marker would change
-    which lines close it; a tilde fence's info may start where it ends), and so are the
-    repeats, which keeps a failure linear."""
-    c = re.escape(char)
-    info = r"[^`\n]*" if char == "`" else r"[^\n]*"  # a backtick fence's info holds no backtick
-    run_ok = rf"(?:(?<=\S)|(?!(?P={name}))|(?={c}++[^\S\n]*\S))"
-    return rf"(?>(?P<{name}>{c}{{3,}}+){info}\n(?:[^{c}]++|{run_ok}{c}++)*+(?<=\n)(?P={name}){c}*+\n\n)"
-
-
-def _fast_fences(tag: str) -> str:
-    return f"(?:{_fast_fence(tag + 'b', '`')}|{_fast_fence(tag + 't', '~')})"
-
-
-def _fast_result(tag: str) -> str:
-    """A result block holding fences only, as :func:`_fenced_block` takes it, up to the
-    blank line after it (which must be there, not the end of the buffer)."""
-    return rf"<details>\n<summary>[^<>\n]*</summary>\n\n{_fast_fences(tag)}+</details>\n(?=\n)"
-
-
-_FAST_RESULT = re.compile(_fast_result("r")) if _FAST else None
-_FAST_CALL = re.compile(rf"\*\*Tool call\*\* [^\n<\[]*\n\n{_fast_fences('c')}*{_fast_result('r')}") if _FAST else None
 
 
 @dataclass(slots=True)

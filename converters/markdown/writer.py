@@ -32,7 +32,6 @@ from piconv.ir import (
     UsageRecord,
     UserMessage,
 )
-from piconv.processes import CpuMeter
 
 from . import escape as esc
 from . import frontmatter
@@ -91,7 +90,7 @@ def statistics(entries: Iterable[Entry]) -> dict[str, Any]:
                 model = msg.model
                 if model is not None and model.model:
                     pair = (model.provider, model.model)
-                    if pair not in named:  # (joining the name for every message cost a third)
+                    if pair not in named:  # the name is joined once per pair, not per message
                         named.add(pair)
                         models["/".join(x for x in pair if x)] = None
                 if msg.reasoning_level:
@@ -165,7 +164,6 @@ def title_of(doc: Document) -> str:
 
 
 def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    meter = CpuMeter()  # read before the fork or the check decide whether a second process helps
     leaf = options.get("leaf")
     all_branches = bool(options.get("all_branches"))
     if all_branches and leaf:
@@ -200,27 +198,11 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
     report.entries_written = len(rendered)
     fm_segments = len(segs) - (0 if segs[0].entries else 1) if all_branches else None
 
-    def head() -> str:
-        return _head(doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments)
-
-    if not all_branches:
-        from .split import wanted
-
-        start = wanted(run, use_child(options.get("jobs", 1), meter), bool(options.get("validate")))
-        if start is not None:
-            from . import split
-
-            # The head (its statistics walk every entry) is made once the child renders.
-            problems = split.write(out, report, head, renderer, run, start, bool(options.get("validate")))
-            if problems:
-                _failed(doc, problems)
-            _same_turns(renderer, turns)
-            return
-    if not options.get("validate"):
-        emit(out, report, head(), body)
-        _same_turns(renderer, turns)
-        return
-    _write_checked(doc, out, options, report, head(), body, meter)
+    head = _head(doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments)
+    if options.get("validate"):
+        _write_checked(doc, out, report, head, body)
+    else:
+        emit(out, report, head, body)
     _same_turns(renderer, turns)
 
 
@@ -255,48 +237,23 @@ def _same_turns(renderer: Renderer, turns: int) -> None:
         raise RuntimeError(f"markdown writer: {renderer.turns} turn headings written, {turns} announced")
 
 
-def _write_checked(
-    doc: Document,
-    out: IO[bytes],
-    options: Mapping[str, Any],
-    report: Report,
-    head: str,
-    body: Iterable[list[str]],
-    meter: CpuMeter | None = None,
-) -> None:
-    """Writes and validates as it writes: the checker reads each piece as it goes out (see
-    checker.Stream), in this process or in a child (:mod:`.pipe`), so the output is not
-    read back and parsed again afterwards."""
-    from .checker import SECTION_CHARS, Stream, check
+def _write_checked(doc: Document, out: IO[bytes], report: Report, head: str, body: Iterable[list[str]]) -> None:
+    """Writes and validates as it writes: the checker reads each piece as it goes out
+    (:class:`.checker.Stream`), so the output is not read back and parsed again."""
+    from .checker import SECTION_CHARS, Stream, check  # lazy: markdown-it-py loads only to validate
 
     start = tell(out)
     kept: list[str] | None = None if start is not None else []
-    stream: Any
-    if use_child(options.get("jobs", 1), meter):
-        from .pipe import ParallelStream
-
-        stream = ParallelStream()  # on a second core once the output is large
-        piped = True
-    else:
-        stream = Stream(section=SECTION_CHARS)
-        piped = False
-
+    stream = Stream(section=SECTION_CHARS)
     feed = stream.feed
 
     def sink(text: str, data: bytes) -> None:
-        if piped:
-            feed(text, data)
-        else:
-            feed(text)
+        feed(text)
         if kept is not None:
             kept.append(text)
 
-    try:
-        emit(out, report, head, body, sink)
-        problems = stream.close()
-    finally:
-        if piped:
-            stream.abort()  # a failure while rendering leaves no child behind (else a no-op)
+    emit(out, report, head, body, sink)
+    problems = stream.close()
     if stream.incomplete:
         # Rare (a CR, or a link definition after text that could use it): the whole check.
         if kept is not None:
@@ -316,18 +273,6 @@ def _failed(doc: Document, problems: list[str]) -> None:
     raise ValidationFailed(
         f"markdown output failed validation ({len(problems)} problems): {shown}", path=doc.session.source_path
     )
-
-
-def use_child(jobs: int | None, meter: CpuMeter | None = None) -> bool:
-    """Whether a second process may render part of the body (:mod:`.split`) or run the
-    checker (:mod:`.pipe`): ``jobs`` >= 2 says yes, 1 says no, ``None`` (the command
-    line's default) lets :func:`.pipe.worthwhile` decide, and ``meter`` whether a CPU
-    was to spare meanwhile (else the two processes would take turns on one)."""
-    if jobs is None:
-        from .pipe import worthwhile
-
-        return worthwhile() and (meter is None or meter.idle_enough())
-    return jobs >= 2
 
 
 def tell(out: IO[bytes]) -> int | None:
