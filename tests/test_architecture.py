@@ -1,9 +1,12 @@
-"""The rules of the house (../shared/DESIGN.md), checked on the source: the core imports no
-converter, a converter imports only the IR and the registry API, never the pi reader."""
+"""The rules of the house, checked on the source: the core imports no converter; a
+converter imports only the IR, the registry API and ``piconv.converters.common`` (the list
+below, which docs/plugins.md states too), never the pi reader; no module-level import
+cycles; no C beyond the one optional accelerator."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -13,13 +16,12 @@ CONVERTER_MAY_IMPORT = {
     "piconv",
     "piconv.ir",
     "piconv.stream",  # the input of Converter.write_stream
-    "piconv.processes",  # whether to take a second process
     "piconv.registry",
     "piconv.report",
     "piconv.validation",
     "piconv.hookspecs",
     "piconv.errors",
-    "piconv.schemacheck",
+    "piconv.converters.common",
 }
 
 
@@ -61,5 +63,95 @@ def test_the_core_imports_no_converter(path: Path) -> None:
 def test_a_converter_imports_only_the_ir_and_the_registry_api(path: Path) -> None:
     imports = _imports(path, _package_of(path, REPO / "converters", "piconv.converters"))
     piconv_modules = {m for m in imports if m == "piconv" or m.startswith("piconv.")}
-    outside = {m for m in piconv_modules if not m.startswith("piconv.converters") and m not in CONVERTER_MAY_IMPORT}
+    own = ".".join(_package_of(path, REPO / "converters", "piconv.converters").split(".")[:3])
+    outside = {
+        m
+        for m in piconv_modules
+        if not (
+            m == own
+            or m.startswith(own + ".")
+            or m in CONVERTER_MAY_IMPORT
+            or m.startswith("piconv.converters.common.")
+        )
+    }
     assert not outside, f"{path.name} imports {sorted(outside)}"
+
+
+def test_docs_state_the_same_list_of_what_a_converter_may_import() -> None:
+    text = (REPO / "docs" / "plugins.md").read_text()
+    section = text[text.index("## What a converter may import") :]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    listed = set(re.findall(r"`(piconv(?:\.[a-z_.]+)?)`", section))
+    assert listed == CONVERTER_MAY_IMPORT
+
+
+def _top_level_imports(path: Path, package: str) -> set[str]:
+    """What a module imports when it is imported (not inside functions or TYPE_CHECKING)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for sub in ast.walk(node) if isinstance(node, (ast.Import, ast.ImportFrom, ast.Try, ast.If)) else ():
+            if isinstance(sub, ast.Import):
+                found.update(alias.name for alias in sub.names)
+            elif isinstance(sub, ast.ImportFrom):
+                if sub.level:
+                    base = package.split(".")[: len(package.split(".")) - sub.level + 1]
+                    module = ".".join([*base, sub.module] if sub.module else base)
+                    found.add(module)
+                    found.update(f"{module}.{alias.name}" for alias in sub.names)
+                else:
+                    found.add(sub.module or "")
+                    found.update(f"{sub.module}.{alias.name}" for alias in sub.names)
+    return found
+
+
+def _modules() -> dict[str, tuple[Path, str]]:
+    """Every module: dotted name -> (path, the package its relative imports start from)."""
+    found = {}
+    for root, name, files in (
+        (REPO / "core", "piconv", CORE),
+        (REPO / "converters", "piconv.converters", CONVERTERS),
+    ):
+        for path in files:
+            parts = path.relative_to(root).with_suffix("").parts
+            dotted = ".".join((name, *parts[:-1])) if parts[-1] == "__init__" else ".".join((name, *parts))
+            found[dotted] = (path, _package_of(path, root, name))
+    return found
+
+
+def test_no_import_cycles() -> None:
+    modules = _modules()
+    graph = {
+        # a module's own ancestor packages are imported first by Python itself: not an edge
+        mod: {m for m in _top_level_imports(path, package) if m in modules and not (mod == m or mod.startswith(m + "."))}
+        for mod, (path, package) in modules.items()
+    }
+    assert {"piconv.registry", "piconv.output"} <= graph["piconv.api"]  # the graph is not empty
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(mod: str) -> None:
+        state[mod] = 1
+        stack.append(mod)
+        for dep in sorted(graph[mod]):
+            if state.get(dep) == 1:
+                raise AssertionError("import cycle: " + " -> ".join([*stack[stack.index(dep) :], dep]))
+            elif dep not in state:
+                visit(dep)
+        stack.pop()
+        state[mod] = 2
+
+    for mod in sorted(graph):
+        if mod not in state:
+            visit(mod)
+
+
+def test_no_c_but_the_one_accelerator() -> None:
+    sources = sorted(
+        str(p.relative_to(REPO))
+        for p in REPO.rglob("*.[ch]")
+        if ".venv" not in p.parts and "build" not in p.parts
+    )
+    assert sources == ["core/_speedups.c"]
