@@ -98,6 +98,12 @@ def _add_format_options(parser: argparse.ArgumentParser, converters: Sequence[An
 
 def run() -> None:
     """The console entry point."""
+    # A session's text, a file name that is not UTF-8 or a lone surrogate escape must
+    # never make printing fail: such characters are shown escaped.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     code = main()
     try:
         sys.stdout.flush()

@@ -1,0 +1,42 @@
+"""What the command line prints never fails on what a session or a file name holds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import session_bytes
+
+LONE = (
+    session_bytes(
+        {
+            "type": "message",
+            "id": "b",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "hi", "timestamp": 1},
+        },
+    )
+    .replace(b'"hi"', b'"hi \\udc00"')
+    .replace(b'"cwd":"/work"', b'"cwd":"/work\\ud800"')
+)
+
+
+def piconv(*args: str | bytes, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "piconv", *args], input=stdin, capture_output=True)
+
+
+def test_inspect_shows_a_lone_surrogate_escaped() -> None:
+    result = piconv("inspect", "-", stdin=LONE)
+    assert result.returncode == 0, result.stderr
+    assert b"/work\\ud800" in result.stdout
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path: Path) -> None:
+    name = bytes(tmp_path) + b"/\xff.jsonl"
+    with open(name, "wb") as handle:
+        handle.write(b"")
+    result = piconv(name, "--to", "ir")
+    assert result.returncode == 3
+    assert b"\\udcff.jsonl: empty file" in result.stderr and b"Traceback" not in result.stderr
