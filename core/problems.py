@@ -28,7 +28,7 @@ PROBLEM_CODES: dict[str, str] = {
     "invalid-utf8": "the line is not valid UTF-8; skipped",
     "lone-surrogate": "a string holds a lone UTF-16 surrogate escape; read with the standard library, kept",
     "infinite-number": "a number beyond the double range; kept as infinity, as JavaScript reads it",
-    "too-deep": "arrays or objects nested deeper than the JSON parsers allow; skipped",
+    "too-deep": "arrays or objects nested deeper than 200 levels (MAX_DEPTH); skipped",
     "nul-byte": "the line holds a raw NUL byte; skipped",
     "bom": "the file starts with a UTF-8 byte order mark; read without it",
     "crlf": "CRLF line endings (reported once per file); read without the CR",

@@ -29,9 +29,36 @@ import orjson
 from .fastload import compile_maker
 from .problems import Problem
 
-__all__ = ["MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
+__all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
 
 MAX_LINE_BYTES: int = 256 * 1024 * 1024
+
+MAX_DEPTH: int = 200
+"""The deepest nesting of arrays and objects a line may hold (the line's own object is
+depth 1). Deeper lines are reported as ``too-deep`` and skipped: every writer adds a few
+levels of its own, and orjson serialises no more than 255, so this leaves each format room
+to write what the reader kept."""
+
+
+def depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects deeper than ``limit`` (walked without
+    recursion, so any depth orjson can parse is measured)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if type(item) is dict:
+            stack.extend((v, depth + 1) for v in item.values() if type(v) is dict or type(v) is list)
+        elif type(item) is list:
+            stack.extend((v, depth + 1) for v in item if type(v) is dict or type(v) is list)
+    return False
+
+
+def _too_deep(raw: bytes, value: Any) -> bool:
+    # Counting brackets (two scans in C) rules out almost every line before any walk: a line
+    # cannot nest deeper than the brackets it holds.
+    return len(raw) > MAX_DEPTH and raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and depth_over(value, MAX_DEPTH)
 # Big enough that per-chunk overhead vanishes, small enough to stay cache- and memory-friendly.
 CHUNK_BYTES = 4 * 1024 * 1024
 
@@ -225,6 +252,9 @@ class _LineReader:
                 if type(value) is not dict:
                     yield from self._diagnose(raw, lineno, final=False)
                     continue
+                if _too_deep(raw, value):
+                    yield self._deep(lineno)
+                    continue
                 if check_cr and not self.crlf_seen and raw.endswith(b"\r"):
                     yield self._crlf(lineno)
                 yield make_record(lineno, value)
@@ -247,7 +277,9 @@ class _LineReader:
                 value = loads(raw)
             except decode_error:
                 value = None
-            if type(value) is dict:
+            if type(value) is dict and _too_deep(raw, value):
+                yield self._deep(lineno)
+            elif type(value) is dict:
                 if not self.crlf_seen and raw.endswith(b"\r"):
                     yield self._crlf(lineno)
                 yield Record(lineno, value)
@@ -256,6 +288,10 @@ class _LineReader:
         self.lines_read = lineno
 
     # -- problems ----------------------------------------------------------------------
+    @staticmethod
+    def _deep(lineno: int) -> Problem:
+        return Problem(lineno, "too-deep", f"arrays or objects nested deeper than {MAX_DEPTH} levels; skipped")
+
     def _too_long(self, lineno: int, size: int) -> Problem:
         return Problem(
             lineno, "line-too-long", f"the line is {size} bytes, over the limit of {self.limit}; skipped"
@@ -343,6 +379,9 @@ class _LineReader:
 
     def _keep(self, lineno: int, value: dict) -> Iterator[Record | Problem]:
         """A Record orjson could not make, with the reason the stdlib had to."""
+        if depth_over(value, MAX_DEPTH):
+            yield self._deep(lineno)
+            return
         surrogate, infinite = _oddities(value)
         if surrogate:
             yield Problem(

@@ -43,21 +43,6 @@ class Report:
         if detail is not None and len(item.examples) < 5 and detail not in item.examples:
             item.examples.append(detail)
 
-    def merge(self, losses: Iterable[tuple[str, int, list[int], list[str]]], notes: dict[str, Any]) -> None:
-        """Adds the losses another report counted after this one's (``(code, count,
-        lines, examples)`` each), as if they had been added here one by one: the lines
-        kept are still the first ones, the examples the first distinct ones."""
-        for code, count, lines, examples in losses:
-            item = self.losses.get(code)
-            if item is None:
-                item = self.losses[code] = LossItem(code)
-            item.count += count
-            item.lines += lines[: MAX_LINES_PER_CODE - len(item.lines)]
-            for detail in examples:
-                if len(item.examples) < 5 and detail not in item.examples:
-                    item.examples.append(detail)
-        self.notes.update(notes)
-
     def add_issues(self, issues: Iterable[Any]) -> None:
         """Carry the reader's problems into the report (code ``input:<problem code>``)."""
         for issue in issues:
