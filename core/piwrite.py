@@ -80,6 +80,8 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
     for issue in doc.issues:
         if issue.code in _SKIPPED_LINE_CODES:
             report.add("line-dropped", issue.line, issue.code)
+        elif issue.code == "infinite-number":  # JSON has no infinity (see piconv.jsonio)
+            report.add("number-written-as-null", issue.line, "a number beyond the double range")
 
 
 _SKIPPED_LINE_CODES = {

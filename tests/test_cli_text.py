@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,35 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path: Path) -> None:
     result = piconv(name, "--to", "ir")
     assert result.returncode == 3
     assert b"\\udcff.jsonl: empty file" in result.stderr and b"Traceback" not in result.stderr
+
+
+INFINITE = (
+    session_bytes(
+        {
+            "type": "message",
+            "id": "b",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "hi SURROGATE", "timestamp": 1, "odd": 1},
+        },
+    )
+    .replace(b'"odd":1', b'"odd":1e400')
+    .replace(b"SURROGATE", b"\\ud800")
+)
+
+
+def test_inspect_json_never_writes_infinity() -> None:
+    result = piconv("inspect", "-", "--json", stdin=INFINITE)
+    assert result.returncode == 0, result.stderr
+    assert b"Infinity" not in result.stdout and b"NaN" not in result.stdout
+    json.loads(result.stdout)  # strict JSON
+
+
+def test_pi_writes_an_infinite_number_as_null_and_reports_it(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    report = tmp_path / "report.json"
+    result = piconv("-", "--to", "pi", "-o", str(out), "--report", str(report), stdin=INFINITE)
+    assert result.returncode == 0, result.stderr
+    assert b'"odd":null' in out.read_bytes() and b"Infinity" not in out.read_bytes()
+    losses = json.loads(report.read_text())["losses"]
+    assert any(item["code"] == "number-written-as-null" and item["lines"] == [2] for item in losses)
