@@ -32,6 +32,21 @@ Formats come from plugins; `piconv --list-formats` shows them and
 `piconv --help-format NAME` shows a format's own options.
 """
 
+EPILOG = """examples:
+  piconv session.jsonl --to markdown -o session.md
+  piconv session.jsonl --to openai --leaf 3f2a9c1d
+  piconv ~/.pi/agent/sessions --to html --to markdown -o archive/ --jobs 4
+
+exit codes:
+  0  done (problems in the input are reported, not fatal)
+  1  a directory run with failures, or an unexpected error
+  2  usage
+  3  unreadable input
+  4  unknown format or plugin error
+  5  the output failed validation
+  6  the output cannot be written where asked
+"""
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -39,7 +54,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _main_parser() -> _Parser:
-    p = _Parser(prog="piconv", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", nargs="?", help="session file, '-' for stdin, or a directory of sessions")
     p.add_argument("--to", "-t", dest="to", action="append", metavar="FORMAT", help="output format (repeatable for a directory)")
     p.add_argument("-o", "--output", metavar="PATH", help="output file (a directory for a directory input); default stdout")
