@@ -33,10 +33,12 @@ __all__ = [
     "int_is_ijson",
     "is_plain",
     "number_text",
+    "spelled",
 ]
 
 _OPTS = orjson.OPT_SORT_KEYS
 _SAFE_INT = 2**53
+_Fragment = orjson.Fragment
 
 
 class CanonicalError(ValueError):
@@ -49,6 +51,16 @@ def number_text(value: int | float) -> str:
     if text is None:
         raise CanonicalError(f"not a finite binary64 number: {value!r}")
     return text
+
+
+def spelled(value: Any) -> Any:
+    """A float as the :class:`orjson.Fragment` of its JCS text, for a writer that builds
+    a number it knows is a float (a cost); anything else, and a float that is not finite
+    (which :func:`canonical` must refuse), as it is. A body holding such fragments stays
+    plain for :func:`is_plain`, so it is serialised without the rewriting walk."""
+    if type(value) is float and value - value == 0.0:  # finite: inf - inf and nan are nan
+        return _Fragment(_float_text(value))
+    return value
 
 
 def int_is_ijson(value: int) -> bool:
@@ -81,7 +93,7 @@ def _prepare_slow(value: Any) -> Any:
     fragment; the same object when nothing needs replacing. One call per value: kept
     as the plain reading of :func:`_prepare` and for its exact error messages."""
     t = type(value)
-    if t is str or t is bool or value is None:
+    if t is str or t is bool or value is None or t is _Fragment:
         return value
     if t is int:
         if -_SAFE_INT <= value <= _SAFE_INT:
@@ -216,7 +228,8 @@ _SUPPLEMENTARY = re.compile("[\U00010000-\U0010ffff]")
 def is_plain(value: Any) -> bool:
     """Whether orjson with sorted keys already renders ``value`` exactly as JCS: only
     dicts with string keys holding no supplementary-plane character, lists, tuples,
-    strings, booleans, ``None`` and integers of magnitude <= 2**53. (Strings are not
+    strings, booleans, ``None``, integers of magnitude <= 2**53 and fragments of JCS
+    text (:func:`spelled`). (Strings are not
     looked into: a lone surrogate makes orjson raise, which is the right refusal.)"""
     stack = [(value,)]
     pop = stack.pop
@@ -238,15 +251,18 @@ def is_plain(value: Any) -> bool:
                 continue
             if t is dict or t is list or t is tuple:
                 push(x)
-            elif t is not int or not lo <= x <= hi:
+            elif (t is not int or not lo <= x <= hi) and t is not _Fragment:
                 return False
     return True
 
 
 def canonical(value: Any) -> bytes:
-    """The RFC 8785 canonical UTF-8 bytes of ``value``."""
+    """The RFC 8785 canonical UTF-8 bytes of ``value`` (an :class:`orjson.Fragment` in it
+    is taken to hold JCS text already, as :func:`spelled` makes)."""
     try:
-        return orjson.dumps(_prepare(value), option=_OPTS)
+        # A plain value (nearly every body) is checked without a call per container and
+        # without copying; only the rest takes the rewriting walk.
+        return orjson.dumps(value if is_plain(value) else _prepare(value), option=_OPTS)
     except orjson.JSONEncodeError:
         pass  # refused (lone surrogate, a key that is no str...): the slow walk says why
     return _dump(_prepare_slow(value))
