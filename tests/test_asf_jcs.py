@@ -76,6 +76,13 @@ def test_numbers_match_ecmascript(x: float) -> None:
     assert float(jcs.number_text(x)) == x or x == 0
 
 
+@settings(max_examples=600)
+@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(2**70), 2**70).map(float)))
+def test_spelled_floats_match_ecmascript(x: float) -> None:
+    # spelled() has its own short cuts (repr as it stands, whole numbers below 1e16)
+    assert bytes(orjson.dumps([jcs.spelled(x)]))[1:-1] == rfc8785.dumps(x)
+
+
 @settings(max_examples=300)
 @given(st.integers(min_value=2**53, max_value=2**80))
 def test_big_integers_render_as_their_double(n: int) -> None:
