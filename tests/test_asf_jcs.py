@@ -36,11 +36,51 @@ def test_fast_path_equals_rfc8785(value: object) -> None:
     assert jcs.canonical_slow(value) == expected
 
 
+def _spell_floats(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _spell_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_spell_floats(v) for v in value]
+    return jcs.spelled(value)
+
+
+@settings(max_examples=400)
+@given(values)
+def test_spelled_floats_serialise_alike(value: object) -> None:
+    # A writer spelling the floats it builds (jcs.spelled) gets the same bytes, and the
+    # value stays plain unless something else in it is not.
+    spelled = _spell_floats(value)
+    assert jcs.canonical(spelled) == rfc8785.dumps(value)
+    assert jcs.is_plain(spelled) == jcs.is_plain(_spell_floats(_drop_floats(value)))
+
+
+def _drop_floats(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _drop_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_drop_floats(v) for v in value]
+    return None if type(value) is float else value
+
+
+@pytest.mark.parametrize("x", [math.inf, -math.inf, math.nan])
+def test_spelled_leaves_non_finite_floats_to_be_refused(x: float) -> None:
+    assert jcs.spelled(x) is x
+    with pytest.raises(jcs.CanonicalError):
+        jcs.canonical({"cost": jcs.spelled(x)})
+
+
 @settings(max_examples=400)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_numbers_match_ecmascript(x: float) -> None:
     assert jcs.number_text(x).encode() == rfc8785.dumps(x)
     assert float(jcs.number_text(x)) == x or x == 0
+
+
+@settings(max_examples=600)
+@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(2**70), 2**70).map(float)))
+def test_spelled_floats_match_ecmascript(x: float) -> None:
+    # spelled() has its own short cuts (repr as it stands, whole numbers below 1e16)
+    assert bytes(orjson.dumps([jcs.spelled(x)]))[1:-1] == rfc8785.dumps(x)
 
 
 @settings(max_examples=300)

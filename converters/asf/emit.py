@@ -60,10 +60,15 @@ class Emitter:
         content = _sha256(data).hexdigest()
         envelope = f'{{"content":"sha256:{content}","parent":{parent_json},"ts":"{ts}","type":"{type_}"}}'
         entry_id = "sha256:" + _sha256(envelope.encode()).hexdigest()
-        text = entry_line(type_, entry_id, parent, ts, data, body)
+        own = ENVELOPE_MEMBERS.isdisjoint(body)
+        if own:  # the line: the envelope's members, then the body's bytes after its "{"
+            head = f'{{"type":"{type_}","id":"{entry_id}","parent":{parent_json},"ts":"{ts}"'.encode()
+            text = head + b"}\n" if len(data) == 2 else b"".join((head, b",", memoryview(data)[1:], b"\n"))
+        else:
+            text = entry_line(type_, entry_id, parent, ts, data, body)
         checker = self.checker
         if checker is not None:
-            if ENVELOPE_MEMBERS.isdisjoint(body):
+            if own:
                 # The body is the writer's own and already serialised: completed in place
                 # into the entry, it is checked without a copy.
                 body["type"] = type_

@@ -11,6 +11,8 @@ from typing import Any
 import orjson
 from piconv import ir
 
+from .jcs import spelled
+
 JSONDict = dict[str, Any]
 
 
@@ -135,18 +137,20 @@ def usage(u: ir.Usage | None, left: JSONDict) -> JSONDict | None:
 
 
 def _cost_json(cost: ir.Cost) -> JSONDict:
-    """``fields_json(cost, skip_empty=True)``, spelled out (one per assistant message)."""
+    """``fields_json(cost, skip_empty=True)``, spelled out (one per assistant message).
+    Costs are the floats of nearly every body: spelled here as JCS (:func:`.jcs.spelled`),
+    they leave the body plain for the canonical serialiser."""
     value: JSONDict = {}
     if cost.input is not None:
-        value["input"] = cost.input
+        value["input"] = spelled(cost.input)
     if cost.output is not None:
-        value["output"] = cost.output
+        value["output"] = spelled(cost.output)
     if cost.cache_read is not None:
-        value["cache_read"] = cost.cache_read
+        value["cache_read"] = spelled(cost.cache_read)
     if cost.cache_write is not None:
-        value["cache_write"] = cost.cache_write
+        value["cache_write"] = spelled(cost.cache_write)
     if cost.total is not None:
-        value["total"] = cost.total
+        value["total"] = spelled(cost.total)
     if cost.extra:
         value["extra"] = dict(cost.extra)
     return value

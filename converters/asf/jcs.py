@@ -33,10 +33,12 @@ __all__ = [
     "int_is_ijson",
     "is_plain",
     "number_text",
+    "spelled",
 ]
 
 _OPTS = orjson.OPT_SORT_KEYS
 _SAFE_INT = 2**53
+_Fragment = orjson.Fragment
 
 
 class CanonicalError(ValueError):
@@ -49,6 +51,16 @@ def number_text(value: int | float) -> str:
     if text is None:
         raise CanonicalError(f"not a finite binary64 number: {value!r}")
     return text
+
+
+def spelled(value: Any) -> Any:
+    """A float as the :class:`orjson.Fragment` of its JCS text, for a writer that builds
+    a number it knows is a float (a cost); anything else, and a float that is not finite
+    (which :func:`canonical` must refuse), as it is. A body holding such fragments stays
+    plain for :func:`is_plain`, so it is serialised without the rewriting walk."""
+    if type(value) is float and value - value == 0.0:  # finite: inf - inf and nan are nan
+        return _Fragment(_float_text(value))
+    return value
 
 
 def int_is_ijson(value: int) -> bool:
@@ -81,7 +93,7 @@ def _prepare_slow(value: Any) -> Any:
     fragment; the same object when nothing needs replacing. One call per value: kept
     as the plain reading of :func:`_prepare` and for its exact error messages."""
     t = type(value)
-    if t is str or t is bool or value is None:
+    if t is str or t is bool or value is None or t is _Fragment:
         return value
     if t is int:
         if -_SAFE_INT <= value <= _SAFE_INT:
@@ -185,12 +197,14 @@ def _prepare_list(value: list[Any] | tuple[Any, ...]) -> Any:
 def _float_text(value: float) -> str:
     """:func:`number_text` of a float; ``repr`` as it stands for 1e-4 <= |value| < 1e16,
     where Python and ECMAScript both write the shortest round-trip digits without an
-    exponent (only ``.0`` of a whole number differs)."""
+    exponent (only the ``.0`` of a whole number differs)."""
     text = repr(value)
     if "e" in text or "n" in text:  # exponent, nan, inf
         return number_text(value)
-    if text.endswith(".0"):
-        return number_text(value)  # whole numbers (and -0.0): the general rule
+    if text[-2:] == ".0":
+        # A whole number below 1e16: both languages write the same shortest digits, and
+        # ECMAScript leaves out the ".0" (and the sign of -0).
+        return "0" if text == "-0.0" else text[:-2]
     return text
 
 
@@ -216,7 +230,8 @@ _SUPPLEMENTARY = re.compile("[\U00010000-\U0010ffff]")
 def is_plain(value: Any) -> bool:
     """Whether orjson with sorted keys already renders ``value`` exactly as JCS: only
     dicts with string keys holding no supplementary-plane character, lists, tuples,
-    strings, booleans, ``None`` and integers of magnitude <= 2**53. (Strings are not
+    strings, booleans, ``None``, integers of magnitude <= 2**53 and fragments of JCS
+    text (:func:`spelled`). (Strings are not
     looked into: a lone surrogate makes orjson raise, which is the right refusal.)"""
     stack = [(value,)]
     pop = stack.pop
@@ -238,13 +253,51 @@ def is_plain(value: Any) -> bool:
                 continue
             if t is dict or t is list or t is tuple:
                 push(x)
-            elif t is not int or not lo <= x <= hi:
+            elif (t is not int or not lo <= x <= hi) and t is not _Fragment:
                 return False
     return True
 
 
+def _numbers_plain(value: Any) -> bool:
+    """:func:`is_plain` without the look at keys, which :func:`canonical` makes on the
+    serialised bytes instead (one scan in C rather than a join per object)."""
+    stack = [(value,)]
+    pop = stack.pop
+    push = stack.append
+    lo, hi = -_SAFE_INT, _SAFE_INT
+    while stack:
+        v = pop()
+        if type(v) is dict:
+            v = v.values()
+        for x in v:
+            t = type(x)
+            if t is str or x is None or t is bool:
+                continue
+            if t is dict or t is list or t is tuple:
+                push(x)
+            elif (t is not int or not lo <= x <= hi) and t is not _Fragment:
+                return False
+    return True
+
+
+def _has_supplementary(data: bytes) -> bool:
+    # In UTF-8 (orjson writes nothing else) bytes F0-F4 only ever lead a character above
+    # U+FFFF, and one anywhere (in a key or not) sends the value the careful way.
+    return b"\xf0" in data or b"\xf1" in data or b"\xf2" in data or b"\xf3" in data or b"\xf4" in data
+
+
 def canonical(value: Any) -> bytes:
-    """The RFC 8785 canonical UTF-8 bytes of ``value``."""
+    """The RFC 8785 canonical UTF-8 bytes of ``value`` (an :class:`orjson.Fragment` in it
+    is taken to hold JCS text already, as :func:`spelled` makes)."""
+    if _numbers_plain(value):
+        # Nearly every body: no number orjson spells otherwise, so its sorted bytes are JCS
+        # unless a key sorts otherwise in UTF-16, which needs a supplementary character.
+        try:
+            data = orjson.dumps(value, option=_OPTS)
+        except orjson.JSONEncodeError:
+            return _dump(_prepare_slow(value))  # a lone surrogate, a key no str: says why
+        if data.isascii() or not _has_supplementary(data):
+            return data
     try:
         return orjson.dumps(_prepare(value), option=_OPTS)
     except orjson.JSONEncodeError:
