@@ -49,4 +49,11 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
                 fh.write(data)
     if not ns.quiet:
         sys.stderr.write(summary.render())
+    if summary.fatal:
+        from ..bulk.shown import shown
+        from ..errors import OutputError
+
+        # after the summary, so the last line says why the run stopped
+        sys.stderr.write(f"piconv: error: {shown(summary.fatal)}\n")
+        return OutputError.exit_code
     return 0 if summary.ok else 1
