@@ -288,3 +288,29 @@ def test_a_read_only_outdir_gives_an_error_and_a_summary(tmp_path: Path) -> None
         assert "Traceback" not in err and "piconv: error:" in err and "Read-only" in err
         assert "1 skipped" in err and "1 failed" in err
         assert (out / ".piconv-manifest.jsonl").read_bytes() == before
+
+
+# ---------------------------------------------------------------- a per-session time limit
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_session_over_the_time_limit_fails_alone(tmp_path: Path, jobs: str) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    (src / "big.jsonl").write_bytes(conversation("big", turns=3000))
+    run = piconv(src, "--to", "html", "-o", out, "--jobs", jobs, "--timeout", "0.01")
+    err = run.stderr.decode()
+    assert run.returncode == 1, err
+    assert "big.jsonl: bulk:timeout" in err
+    assert not (out / "big.html").exists()
+    assert not [p for p in out.rglob("*.tmp")]
+    again = piconv(src, "--to", "html", "-o", out, "--jobs", jobs)  # the default is generous
+    assert again.returncode == 0, again.stderr
+    assert (out / "big.html").is_file()
+
+
+def test_the_documented_default_time_limit_is_the_real_one() -> None:
+    from piconv.bulk.timelimit import DEFAULT_SECONDS
+
+    assert f"default {DEFAULT_SECONDS:g}" in piconv("--help").stdout.decode()
+    assert f"{DEFAULT_SECONDS:g} s" in (TESTS.parent / "docs" / "bulk.md").read_text()

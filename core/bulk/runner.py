@@ -29,6 +29,7 @@ from .discover import (
 from .manifest import Manifest, locked
 from .progress import Progress
 from .summary import Summary
+from .timelimit import DEFAULT_SECONDS
 from .worker import FormatSpec, Task, clean_temps
 
 
@@ -89,6 +90,7 @@ def run_bulk(
     *,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     jobs: int | None = None,
+    timeout: float | None = DEFAULT_SECONDS,
     force: bool = False,
     executor: str = "local",
     scheduler: str | None = None,
@@ -116,6 +118,8 @@ def run_bulk(
         raise UsageError(f"unknown executor {executor!r} (local or dask)")
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if timeout is not None and not timeout >= 0:
+        raise UsageError("--timeout must be a number of seconds, 0 for no limit")
     if not os.path.isdir(input_dir):
         raise UsageError("not a directory", path=input_dir)
     real_in, real_out = os.path.realpath(input_dir), os.path.realpath(output_dir)
@@ -139,7 +143,7 @@ def run_bulk(
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
             tasks, skipped, unsafe = _plan(
-                sources, manifest, fmts, real_in, real_out, force, validate, recover_glued, __version__
+                sources, manifest, fmts, real_in, real_out, force, validate, recover_glued, __version__, timeout
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -211,6 +215,7 @@ def _plan(
     validate: bool,
     recover_glued: bool,
     version: str,
+    timeout: float | None = None,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output."""
@@ -258,7 +263,16 @@ def _plan(
             wanted = tuple(specs[f.name] for f in fmts if not (same_stat and f.name in current))
             check = None
         task = Task(
-            src.rel, src.path, outdir, wanted, validate, recover_glued, check, real_in, src.open_rel or src.rel
+            src.rel,
+            src.path,
+            outdir,
+            wanted,
+            validate,
+            recover_glued,
+            check,
+            real_in,
+            src.open_rel or src.rel,
+            timeout or None,
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..output import TEMP_NAME, commit, discard, temporary
 from .discover import NotASession, UnsafePath, input_guard, leaf_rel, open_session, safe_join
+from .timelimit import TimedOut, time_limit
 
 LEGACY_TMP = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}\.piconv-tmp$")
 """The temporary names of earlier versions, still cleaned up after a killed run of one."""
@@ -59,6 +60,8 @@ class Task:
     """The input root (resolved); with ``open_rel`` what is opened, link by link checked.
     Empty: ``path`` is opened as it is (a caller of :func:`run_task` of its own)."""
     open_rel: str = ""
+    timeout: float | None = None
+    """Seconds this task may take (:mod:`.timelimit`); None: no limit."""
 
 
 class _NamedBytes(io.BytesIO):
@@ -75,7 +78,13 @@ def run_task(task: Task) -> dict[str, Any]:
     started = time.perf_counter()
     result: dict[str, Any] = {"input": task.rel, "outputs": {}, "errors": {}, "problems": {}}
     try:
-        _run(task, result)
+        with time_limit(task.timeout):
+            _run(task, result)
+    except TimedOut:
+        result["errors"]["*"] = {
+            "code": "bulk:timeout",
+            "message": f"not done within {task.timeout:g} s (--timeout); the outputs not yet written are missing",
+        }
     except Exception as exc:  # the batch must go on whatever one file does
         result["errors"]["*"] = {"code": "bulk:internal-error", "message": f"{type(exc).__name__}: {exc}"}
     result["status"] = "failed" if result["errors"] else result.get("status", "ok")
