@@ -78,6 +78,15 @@ def _main_parser() -> _Parser:
         help="worker processes for a directory input, one session each (default: the cores this "
         "process may use); one session is always converted in one process",
     )
+    bulk.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        # the default lives in piconv.bulk.timelimit, not imported here: a single
+        # conversion must not pay for importing the bulk package
+        help="for a directory input: a session not converted within this time fails (bulk:timeout) "
+        "and the run goes on (default 900; 0: no limit)",
+    )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
     bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from typing import IO, BinaryIO
@@ -32,7 +33,15 @@ def _refuse(path: str, why: str) -> OutputError:
     return OutputError(why, path=path)
 
 
-def _temporary(directory: str | None) -> tuple[BinaryIO, str]:
+TEMP_NAME = re.compile(r"^\.piconv-[0-9a-f]{12}\.tmp$")
+"""Every temporary file piconv makes, single or bulk: short (a 255-byte final name still
+fits its directory), and of one pattern, so a killed run's leftovers are recognised and
+nothing else ever is."""
+
+
+def temporary(directory: str | None) -> tuple[BinaryIO, str]:
+    """A new file of the :data:`TEMP_NAME` pattern in ``directory`` (the system's
+    temporary directory for None), opened for writing, never through a symlink."""
     if directory is None:
         import tempfile
 
@@ -57,20 +66,18 @@ def output_to(target: str | IO[bytes], *, inputs: Iterable[str] = ()) -> Iterato
     its bytes become ``target`` (a path, or a binary stream such as ``sys.stdout.buffer``).
     ``inputs`` are paths the output must never replace."""
     if not isinstance(target, str):
-        tmp, name = _temporary(None)
+        tmp, name = temporary(None)
         try:
             yield tmp
             tmp.flush()
             tmp.seek(0)
             _copy(tmp, target)
         finally:
-            tmp.close()
-            with contextlib.suppress(OSError):
-                os.unlink(name)
+            discard(tmp, name)
         return
     through, final, mode = _plan(target, inputs)
     try:
-        tmp, name = _temporary(None if through else os.path.dirname(final))
+        tmp, name = temporary(None if through else os.path.dirname(final))
     except OSError as exc:
         raise _refuse(target, _describe(exc)) from None
     try:
@@ -82,17 +89,32 @@ def output_to(target: str | IO[bytes], *, inputs: Iterable[str] = ()) -> Iterato
                 with open(target, "r+b" if _seekable(target) else "wb", buffering=0) as sink:
                     _copy(tmp, sink)
             else:
-                if mode is not None:
-                    os.fchmod(tmp.fileno(), mode)
-                os.fsync(tmp.fileno())  # the bytes are on disk before the name points at them
-                tmp.close()
-                os.replace(name, final)
+                commit(tmp, name, final, mode)
         except OSError as exc:
             raise _refuse(target, _describe(exc)) from None
     finally:
+        discard(tmp, name)
+
+
+def commit(tmp: BinaryIO, name: str, final: str, mode: int | None) -> None:
+    """Make the temporary file ``name`` (open as ``tmp``) the file ``final``: its mode
+    set (when not None), its bytes on disk, then the rename, so a reader of ``final``
+    sees the old file or the whole new one."""
+    tmp.flush()
+    if mode is not None:
+        os.fchmod(tmp.fileno(), mode)
+    os.fsync(tmp.fileno())  # the bytes are on disk before the name points at them
+    tmp.close()
+    os.replace(name, final)
+
+
+def discard(tmp: BinaryIO, name: str) -> None:
+    """Close and delete a temporary file that will not be committed. Closing flushes
+    what is buffered, which fails again on a full disk: that must not keep it on disk."""
+    with contextlib.suppress(OSError):
         tmp.close()
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+    with contextlib.suppress(OSError):
+        os.unlink(name)
 
 
 def _copy(source: BinaryIO, sink: IO[bytes]) -> None:

@@ -153,18 +153,19 @@ def test_one_read_per_session_for_several_formats(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setattr(api, "load", spy)
     opened: list[str] = []
-    real_open = open
+    from piconv.bulk import worker
 
-    def open_spy(path: object, *a: object, **kw: object) -> object:
-        if str(path).endswith(".jsonl") and str(path).startswith(str(src)):
-            opened.append(str(path))
-        return real_open(path, *a, **kw)  # type: ignore[call-overload]
+    real_open = worker.open_session
 
-    monkeypatch.setattr("builtins.open", open_spy)
+    def open_spy(root: str, rel: str) -> object:  # the one way a worker opens an input
+        opened.append(os.path.join(root, rel))
+        return real_open(root, rel)
+
+    monkeypatch.setattr(worker, "open_session", open_spy)
     summary = run_bulk(str(src), str(out), ["ir", "pi", "html"], jobs=1, quiet=True)
     assert summary.converted == 3
     assert len(calls) == len(files)  # three formats, one load per session
-    assert sorted(opened) == sorted(str(src / r) for r in files)  # and one open of each input
+    assert sorted(opened) == sorted(os.path.join(os.path.realpath(src), r) for r in files)  # and one open of each input
     for rel in files:
         assert (out / rel.replace(".jsonl", ".html")).is_file()
 

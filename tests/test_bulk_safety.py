@@ -12,7 +12,8 @@ from pathlib import Path
 
 from conftest import SHARED
 from piconv.bulk import run_bulk
-from piconv.bulk.worker import TMP_SUFFIX, clean_temps
+from piconv.bulk.worker import clean_temps
+from piconv.output import TEMP_NAME
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -117,13 +118,14 @@ def test_inputs_are_never_modified(tmp_path: Path) -> None:
 def test_leftover_temporary_files_are_cleaned_and_only_those(tmp_path: Path) -> None:
     out = tmp_path / "o"
     (out / "p").mkdir(parents=True)
-    ours = out / "p" / f".a.html.4242-deadbeef{TMP_SUFFIX}"
-    ours.write_bytes(b"half")
-    users = [out / "p" / ".notes.tmp", out / "p" / f"mine{TMP_SUFFIX}", out / "p" / "a.html.123.tmp"]
+    ours = [out / "p" / ".piconv-0123456789ab.tmp", out / "p" / ".a.html.4242-deadbeef.piconv-tmp"]  # now, earlier
+    for o in ours:
+        o.write_bytes(b"half")
+    users = [out / "p" / ".notes.tmp", out / "p" / "mine.piconv-tmp", out / "p" / ".piconv-mine.tmp", out / "p" / "a.html.123.tmp"]
     for u in users:
         u.write_bytes(b"keep")
-    assert clean_temps(str(out)) == 1
-    assert not ours.exists() and all(u.exists() for u in users)
+    assert clean_temps(str(out)) == 2
+    assert not any(o.exists() for o in ours) and all(u.exists() for u in users)
 
 
 def test_torn_manifest_line_is_ignored(tmp_path: Path) -> None:
@@ -182,7 +184,7 @@ def test_kill_9_mid_run_leaves_no_partial_output_and_rerun_repairs(tmp_path: Pat
     assert proc.returncode == -signal.SIGKILL
 
     seen = snapshot(out)
-    finals = {k: v[1] for k, v in seen.items() if not k.rsplit("/", 1)[-1].endswith(TMP_SUFFIX)}
+    finals = {k: v[1] for k, v in seen.items() if not TEMP_NAME.match(k.rsplit("/", 1)[-1])}
     assert finals, "the run was killed before writing anything: make the corpus larger"
     assert len([k for k in finals if k.endswith(".html")]) < 12, "the run finished before the kill"
     for rel, data in finals.items():
@@ -191,5 +193,5 @@ def test_kill_9_mid_run_leaves_no_partial_output_and_rerun_repairs(tmp_path: Pat
     rerun = subprocess.run([*_piconv(src, out), "--report", str(tmp_path / "r.json")], check=False)
     assert rerun.returncode == 0
     assert {k: v[1] for k, v in snapshot(out).items()} == expected  # repaired, temporaries gone
-    assert not [p for p in out.rglob(f"*{TMP_SUFFIX}")]
+    assert not [p for p in out.rglob("*") if TEMP_NAME.match(p.name)]
     assert len(records(out)) == 12

@@ -14,6 +14,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     from ..api import get_format
     from ..jsonio import dumps
     from .runner import run_bulk
+    from .timelimit import DEFAULT_SECONDS
 
     if not ns.output:
         raise UsageError("a directory input needs -o OUTDIR (see docs/bulk.md)")
@@ -33,6 +34,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         ns.to,
         options=options,
         jobs=ns.jobs,
+        timeout=DEFAULT_SECONDS if ns.timeout is None else ns.timeout,
         force=ns.force,
         executor=ns.executor,
         scheduler=ns.scheduler,
@@ -49,4 +51,11 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
                 fh.write(data)
     if not ns.quiet:
         sys.stderr.write(summary.render())
+    if summary.fatal:
+        from ..bulk.shown import shown
+        from ..errors import OutputError
+
+        # after the summary, so the last line says why the run stopped
+        sys.stderr.write(f"piconv: error: {shown(summary.fatal)}\n")
+        return OutputError.exit_code
     return 0 if summary.ok else 1

@@ -9,24 +9,30 @@ a file the user did not put in the archive.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
+from typing import BinaryIO
 
 SUFFIX = ".jsonl"
 
-RESERVED_TOP_LEVEL = frozenset({"index.html", "index.md"})
-"""Names the bulk run writes at the top of OUTDIR; a session's output never takes them."""
+RESERVED_TOP_LEVEL = frozenset({"index.html", "index.md", ".piconv-manifest.jsonl", ".piconv-lock"})
+"""Names the bulk run writes at the top of OUTDIR; a session's output never takes them
+(``--to pi`` of an input named ``.piconv-manifest.jsonl`` would replace the manifest)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One session file: ``rel`` is its path below the input root with ``/`` separators."""
+    """One session file: ``rel`` is its path below the input root with ``/`` separators;
+    ``open_rel`` the real file's (a symlink's resolved target, itself below the root),
+    which the worker opens without following any link (:func:`open_session`)."""
 
     rel: str
     path: str
     size: int
     mtime_ns: int
+    open_rel: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,19 @@ _SEPARATORS = (os.sep, os.altsep)
 
 class UnsafePath(ValueError):
     """A derived output path would leave the output directory."""
+
+    code = "bulk:unsafe-path"
+
+
+class OutputInInput(UnsafePath):
+    """A derived output path lies in the input tree (OUTDIR around the input): writing
+    it could replace an input, and a later run would take it for one."""
+
+    code = "bulk:output-in-input"
+
+
+class NotASession(OSError):
+    """What the worker was to open is no longer a regular file (swapped after the scan)."""
 
 
 def _inside(path: str, root: str) -> bool:
@@ -82,6 +101,7 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
                 continue
             full = os.path.join(dirpath, name)
             rel = _rel(rel_dir, name)
+            open_rel = rel
             if os.path.islink(full):
                 target = os.path.realpath(full)
                 if not _inside(target, real_root):
@@ -89,6 +109,7 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
                         Refused(rel, "bulk:symlink-outside", "symlink points outside the input directory")
                     )
                     continue
+                open_rel = os.path.relpath(target, real_root).replace(os.sep, "/")
             try:
                 st = os.stat(full)
             except OSError as exc:
@@ -97,7 +118,7 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
             if not stat.S_ISREG(st.st_mode):
                 refused.append(Refused(rel, "bulk:not-a-file", "not a regular file"))
                 continue
-            sources.append(Source(rel, full, st.st_size, st.st_mtime_ns))
+            sources.append(Source(rel, full, st.st_size, st.st_mtime_ns, open_rel))
     sources.sort(key=lambda s: s.rel)
     return sources, refused
 
@@ -139,13 +160,56 @@ def leaf_rel(rel_out: str, number: int) -> str:
     return f"{head}/{leaf_name}" if head else leaf_name
 
 
-def safe_join(outdir: str, rel_out: str) -> str:
+def input_guard(real_in: str, real_out: str) -> str | None:
+    """The input tree outputs must stay out of, or None when OUTDIR sits inside the
+    input (then every output is below OUTDIR, which discovery does not scan)."""
+    return None if _inside(real_out, real_in) else real_in
+
+
+def safe_join(outdir: str, rel_out: str, guard: str | None = None) -> str:
     """``outdir`` joined with ``rel_out``, refusing a result whose *parent directory*
-    resolves outside ``outdir`` (a symlink planted inside OUTDIR). The final component
-    itself may be a symlink: ``os.replace`` replaces the link, it never writes through it."""
+    resolves outside ``outdir`` (a symlink planted inside OUTDIR) or inside ``guard``
+    (the input tree, see :func:`input_guard`). The final component itself may be a
+    symlink: ``os.replace`` replaces the link, it never writes through it."""
     real_out = os.path.realpath(outdir)
     full = os.path.join(real_out, *rel_out.split("/"))
     parent = os.path.realpath(os.path.dirname(full))
     if not _inside(parent, real_out):
         raise UnsafePath(f"{rel_out!r} would be written outside the output directory")
+    if guard is not None and _inside(parent, guard):
+        raise OutputInInput(f"{rel_out!r} would be written inside the input directory")
     return full
+
+
+def open_session(root: str, rel: str) -> BinaryIO:
+    """``root/rel`` opened for reading, checked when opened rather than trusted from the
+    scan: no component below ``root`` may be a symlink (``O_NOFOLLOW`` on each, from a
+    directory descriptor), a FIFO does not block (``O_NONBLOCK``), and anything but a
+    regular file (``fstat``) raises :class:`NotASession`. A file swapped for a link to
+    a private file, or for a pipe, after the scan is therefore refused, not read."""
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    parts = rel.split("/")
+    try:
+        if os.open in os.supports_dir_fd:
+            dirfd = os.open(root, flags | getattr(os, "O_DIRECTORY", 0))
+            try:
+                for part in parts[:-1]:
+                    fd = os.open(part, flags | os.O_DIRECTORY | nofollow, dir_fd=dirfd)
+                    os.close(dirfd)
+                    dirfd = fd
+                fd = os.open(parts[-1], flags | nofollow | os.O_NONBLOCK, dir_fd=dirfd)
+            finally:
+                os.close(dirfd)
+        else:  # no descriptor-relative open (Windows): the last component is still checked
+            fd = os.open(os.path.join(root, *parts), flags | nofollow | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise NotASession(exc.errno, "a symlink appeared after the scan; not followed") from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotASession(errno.EINVAL, "not a regular file (changed after the scan)")
+    # O_NONBLOCK has no effect on reading a regular file, so it stays set.
+    return os.fdopen(fd, "rb")

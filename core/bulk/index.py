@@ -45,40 +45,48 @@ def _href(rel: str) -> str:
     # Each component percent-encoded with nothing kept: a name like "javascript:x" or
     # "?a#b" becomes an inert relative path; only the "/" between components survive.
     # The leading "./" makes that plain to any reader of the page, browser or human.
-    return "./" + "/".join(quote(part, safe="") for part in rel.split("/"))
+    # A name that is not UTF-8 is encoded back to its bytes, so the link finds the file.
+    return "./" + "/".join(quote(os.fsencode(part), safe="") for part in rel.split("/"))
 
 
 def _rows(records: Iterable[dict[str, Any]], fmt: str, outdir: str) -> dict[str, list[dict[str, Any]]]:
     """Sessions with an existing output in ``fmt``, grouped by project folder."""
     projects: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
-        out = (rec.get("outputs") or {}).get(fmt)
-        if not isinstance(out, dict) or not isinstance(out.get("path"), str):
-            continue
-        if not os.path.isfile(os.path.join(outdir, *out["path"].split("/"))):
-            continue  # the user removed it: the index does not point at nothing
-        meta = rec.get("meta") or {}
-        rel = rec["input"]
-        project = rel.rsplit("/", 1)[0] if "/" in rel else "."
-        title = meta.get("name") or meta.get("first_prompt") or rel.rsplit("/", 1)[-1]
-        projects.setdefault(project, []).append(
-            {
-                "href": _href(out["path"]),
-                "title": _clip(str(title)),
-                "file": rel.rsplit("/", 1)[-1],
-                "cwd": meta.get("cwd"),
-                "created": meta.get("created") or "",
-                "updated": meta.get("updated") or "",
-                "models": ", ".join(str(m) for m in meta.get("models") or []),
-                "turns": int(meta.get("turns") or 0),
-                "tokens": int(meta.get("tokens") or 0),
-                "cost": float(meta.get("cost") or 0.0),
-                "failed": rec.get("status") == "failed",
-            }
-        )
+        try:
+            row = _row(rec, fmt, outdir)
+        except (TypeError, ValueError, OverflowError, AttributeError, UnicodeError):
+            continue  # the manifest checks records on load; one that still fails costs its row only
+        if row is not None:
+            projects.setdefault(row.pop("project"), []).append(row)
     for rows in projects.values():
         rows.sort(key=lambda r: (str(r["created"]), r["file"]), reverse=True)  # newest first
     return dict(sorted(projects.items()))
+
+
+def _row(rec: dict[str, Any], fmt: str, outdir: str) -> dict[str, Any] | None:
+    out = (rec.get("outputs") or {}).get(fmt)
+    if not isinstance(out, dict) or not isinstance(out.get("path"), str):
+        return None
+    if not os.path.isfile(os.path.join(outdir, *out["path"].split("/"))):
+        return None  # the user removed it: the index does not point at nothing
+    meta = rec.get("meta") or {}
+    rel = rec["input"]
+    title = meta.get("name") or meta.get("first_prompt") or rel.rsplit("/", 1)[-1]
+    return {
+        "project": rel.rsplit("/", 1)[0] if "/" in rel else ".",
+        "href": _href(out["path"]),
+        "title": _clip(str(title)),
+        "file": rel.rsplit("/", 1)[-1],
+        "cwd": meta.get("cwd"),
+        "created": meta.get("created") or "",
+        "updated": meta.get("updated") or "",
+        "models": ", ".join(str(m) for m in meta.get("models") or []),
+        "turns": int(meta.get("turns") or 0),
+        "tokens": int(meta.get("tokens") or 0),
+        "cost": float(meta.get("cost") or 0.0),
+        "failed": rec.get("status") == "failed",
+    }
 
 
 def _clip(s: str) -> str:

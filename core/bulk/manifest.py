@@ -17,12 +17,14 @@ file and rename). A lock file (``flock``) keeps two runs off one OUTDIR at the s
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import Any
 
 from ..jsonio import dumps, loads
+from ..output import commit, discard, temporary
 
 NAME = ".piconv-manifest.jsonl"
 LOCK = ".piconv-lock"
@@ -37,8 +39,8 @@ class Manifest:
         self.outdir = outdir
         self.path = os.path.join(outdir, NAME)
         self.records: dict[str, dict[str, Any]] = {}
-        self.ignored_lines = 0
-        self._log: IO[bytes] | None = None
+        self.dropped = 0
+        self._log: int | None = None
         self._last_sync = 0.0
         self._load()
 
@@ -48,17 +50,13 @@ class Manifest:
                 for raw in fh:
                     try:
                         rec = loads(raw)
-                    except ValueError:  # orjson's and json's decode errors both
-                        self.ignored_lines += 1  # torn by a crash mid-append: that file is redone
+                    except (ValueError, RecursionError):  # orjson's and json's decode errors both
+                        self.dropped += 1  # torn by a crash mid-append: that file is redone
                         continue
-                    if (
-                        isinstance(rec, dict)
-                        and rec.get("v") == VERSION
-                        and isinstance(rec.get("input"), str)
-                    ):
+                    if well_formed(rec):
                         self.records[rec["input"]] = rec
                     else:
-                        self.ignored_lines += 1
+                        self.dropped += 1  # never fatal: that input is converted again
         except FileNotFoundError:
             pass
 
@@ -66,41 +64,77 @@ class Manifest:
         return self.records.get(rel)
 
     def append(self, record: dict[str, Any]) -> None:
-        record = {"v": VERSION, **record}
-        self.records[record["input"]] = record
+        """Add one record as one line. A failed write (a full disk) is cut back off, so the
+        log never holds a torn line of this run; the error is raised for the run to stop."""
+        record = finite({"v": VERSION, **record})
+        line = dumps(record, sort_keys=True) + b"\n"
         if self._log is None:
-            self._log = open(self.path, "ab")  # noqa: SIM115 -- kept open across appends, closed in compact()
+            self._log = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644)
             # A torn last line from a crash must not glue itself to the next record.
-            if self._log.tell() > 0 and not _ends_with_newline(self.path):
-                self._log.write(b"\n")
-        self._log.write(dumps(record, sort_keys=True) + b"\n")
-        self._log.flush()  # in the kernel: survives kill -9 of this process
+            if os.fstat(self._log).st_size > 0 and not _ends_with_newline(self.path):
+                line = b"\n" + line
+        start = os.fstat(self._log).st_size
+        try:
+            view = memoryview(line)
+            while view:  # in the kernel once written: survives kill -9 of this process
+                view = view[os.write(self._log, view) :]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._log, start)
+            raise
+        self.records[record["input"]] = record
         now = time.monotonic()
         if now - self._last_sync >= SYNC_EVERY_S:
-            os.fsync(self._log.fileno())
+            os.fsync(self._log)
             self._last_sync = now
 
     def compact(self) -> None:
         """Rewrite the log with one line per input (sorted), atomically."""
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self.close()
         if not self.records and not os.path.exists(self.path):
             return
-        data = b"".join(
-            dumps(self.records[k], sort_keys=True) + b"\n" for k in sorted(self.records)
-        )
-        tmp = self.path + f".{os.getpid()}.piconv-tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        tmp, name = temporary(self.outdir)
+        try:
+            for k in sorted(self.records):
+                tmp.write(dumps(self.records[k], sort_keys=True) + b"\n")
+            commit(tmp, name, self.path, None)
+        except BaseException:
+            discard(tmp, name)
+            raise
 
     def close(self) -> None:
         if self._log is not None:
-            self._log.close()
+            os.close(self._log)
             self._log = None
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every infinite or NaN float replaced by None: JSON has no such
+    numbers, and a manifest holding one (``1e400`` tokens in a session) would fail
+    whatever reads it next."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def well_formed(rec: Any) -> bool:
+    """A record the run and the index can use: the fields they read have their types,
+    and no number is infinite (the stdlib reader accepts ``Infinity``)."""
+    if not (isinstance(rec, dict) and rec.get("v") == VERSION and isinstance(rec.get("input"), str)):
+        return False
+    outputs = rec.get("outputs", {})
+    if not isinstance(outputs, dict) or not all(
+        isinstance(o, dict) and isinstance(o.get("path"), str) for o in outputs.values()
+    ):
+        return False
+    meta = rec.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        return False
+    return finite(rec) == rec
 
 
 def _ends_with_newline(path: str) -> bool:
@@ -120,7 +154,18 @@ def locked(outdir: str) -> Iterator[None]:
         return
     from ..errors import UsageError
 
-    fd = os.open(os.path.join(outdir, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    path = os.path.join(outdir, LOCK)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        # A read-only OUTDIR: a lock file already there is still locked (flock needs no
+        # write access), so the run goes on to report what it could not write.
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            from ..errors import OutputError
+
+            raise OutputError(f"cannot write: {exc.strerror or exc}", path=outdir) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -11,6 +11,8 @@ import sys
 import time
 from typing import TextIO
 
+from .shown import shown
+
 BAR_WIDTH = 24
 REDRAW_S = 0.1
 LOG_EVERY_S = 10.0
@@ -79,7 +81,7 @@ class Progress:
         if self._bar_visible:
             self.stream.write("\r\x1b[K")
             self._bar_visible = False
-        self.stream.write(f"piconv: {text}\n")
+        self.stream.write(f"piconv: {shown(text)}\n")
         if self.tty:
             self._draw(time.monotonic())
         self.stream.flush()

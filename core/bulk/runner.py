@@ -16,10 +16,20 @@ from typing import Any, TextIO
 
 import orjson
 
-from .discover import Refused, Source, UnsafePath, discover, output_rel
+from .discover import (
+    OutputInInput,
+    Refused,
+    Source,
+    UnsafePath,
+    discover,
+    input_guard,
+    leaf_rel,
+    output_rel,
+)
 from .manifest import Manifest, locked
 from .progress import Progress
 from .summary import Summary
+from .timelimit import DEFAULT_SECONDS
 from .worker import FormatSpec, Task, clean_temps
 
 
@@ -30,6 +40,7 @@ class _Format:
     tag: str | None
     options: dict[str, Any]
     identity: dict[str, Any]
+    per_leaf: bool
     """What must be equal for an existing output to count as up to date: the plugin,
     its distribution and version, and a hash of the options it was written with."""
 
@@ -68,7 +79,7 @@ def _formats(
             "version": conv.version,
             "options": _options_hash(opts, validate, recover_glued),
         }
-        out.append(_Format(conv.name, conv.extension, tag, opts, identity))
+        out.append(_Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf)))
     return out
 
 
@@ -79,6 +90,7 @@ def run_bulk(
     *,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     jobs: int | None = None,
+    timeout: float | None = DEFAULT_SECONDS,
     force: bool = False,
     executor: str = "local",
     scheduler: str | None = None,
@@ -93,7 +105,7 @@ def run_bulk(
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
     ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``)."""
     from .. import __version__
-    from ..errors import UsageError
+    from ..errors import OutputError, UsageError
     from ..registry import get_registry
     from .executors import default_jobs, run_dask, run_inline, run_local
 
@@ -106,12 +118,17 @@ def run_bulk(
         raise UsageError(f"unknown executor {executor!r} (local or dask)")
     if jobs is not None and jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if timeout is not None and not timeout >= 0:
+        raise UsageError("--timeout must be a number of seconds, 0 for no limit")
     if not os.path.isdir(input_dir):
         raise UsageError("not a directory", path=input_dir)
     real_in, real_out = os.path.realpath(input_dir), os.path.realpath(output_dir)
     if real_out == real_in:
         raise UsageError("the output directory must not be the input directory", path=output_dir)
-    os.makedirs(output_dir, exist_ok=True)
+    try:
+        os.makedirs(output_dir, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the output directory: {exc.strerror or exc}", path=output_dir) from None
     n_jobs = jobs or default_jobs()
     summary = Summary(
         real_in, real_out, [f.name for f in fmts], executor, n_jobs if executor == "local" else None
@@ -120,12 +137,13 @@ def run_bulk(
     with locked(output_dir):
         summary.temps_removed = clean_temps(real_out)
         manifest = Manifest(real_out)
+        summary.manifest_dropped = manifest.dropped
         try:
             sources, refused = discover(real_in, exclude=real_out)
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
             tasks, skipped, unsafe = _plan(
-                sources, manifest, fmts, real_out, force, validate, recover_glued, __version__
+                sources, manifest, fmts, real_in, real_out, force, validate, recover_glued, __version__, timeout
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -145,47 +163,86 @@ def run_bulk(
                 results = run_local(ordered, n_jobs)
             try:
                 for result in results:
-                    _record(result, manifest, fmts, summary, __version__)
+                    try:
+                        _record(result, manifest, fmts, summary, __version__)
+                    except OSError as exc:
+                        summary.fatal = f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
                     size = sizes.get(result["input"], 0)
                     failed = None
                     if result["status"] == "failed":
                         first = next(iter(result["errors"].values()))
                         failed = f"{result['input']}: {first['code']}: {first['message']}"
+                        summary.fatal = summary.fatal or _disk_failure(result, real_out)
                     progress.advance(size, failed)
+                    if summary.fatal:
+                        break  # every later file would fail the same way: stop, report, keep the manifest whole
             finally:
                 progress.close()
                 close = getattr(results, "close", None)
                 if close is not None:
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
-            summary.indexes = _write_indexes(manifest, fmts, real_out)
+            try:
+                summary.indexes = _write_indexes(manifest, fmts, real_out)
+            except OSError as exc:
+                summary.fatal = summary.fatal or f"{real_out}: cannot write the index: {exc.strerror or exc}"
         finally:
-            manifest.compact()
+            try:
+                manifest.compact()
+            except OSError as exc:  # the log as appended stays: whole lines, read by the next run
+                summary.fatal = summary.fatal or f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+DISK_ERRORS = frozenset({"ENOSPC", "EDQUOT", "EROFS"})
+"""Write errors that are the output directory's, not one file's: the run stops on them."""
+
+
+def _disk_failure(result: dict[str, Any], outdir: str) -> str | None:
+    for err in result["errors"].values():
+        if err.get("errno") in DISK_ERRORS:
+            return f"{outdir}: cannot write: {err['message']}"
+    return None
 
 
 def _plan(
     sources: list[Source],
     manifest: Manifest,
     fmts: list[_Format],
+    real_in: str,
     outdir: str,
     force: bool,
     validate: bool,
     recover_glued: bool,
     version: str,
+    timeout: float | None = None,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output."""
     tasks: list[tuple[Task, Source]] = []
     skipped = 0
     unsafe: list[Refused] = []
+    guard = input_guard(real_in, outdir)
+    planned: list[tuple[Source, dict[str, FormatSpec]]] = []
     for src in sources:
         try:
             specs = {
                 f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options) for f in fmts
             }
+            if guard is not None:
+                # By name only (no stat: a rerun stays cheap); the worker checks the
+                # resolved directory again before it writes.
+                for spec in specs.values():
+                    full = os.path.join(outdir, *spec.rel_out.split("/"))
+                    if full.startswith(guard.rstrip(os.sep) + os.sep):
+                        raise OutputInInput(f"{spec.rel_out!r} would be written inside the input directory")
         except UnsafePath as exc:
-            unsafe.append(Refused(src.rel, "bulk:unsafe-path", str(exc)))
+            unsafe.append(Refused(src.rel, exc.code, str(exc)))
+            continue
+        planned.append((src, specs))
+    owners = _claim_names(planned, fmts, unsafe)
+    for src, specs in planned:
+        if src.rel not in owners:
             continue
         rec = None if force else manifest.get(src.rel)
         current = [
@@ -205,8 +262,64 @@ def _plan(
         else:
             wanted = tuple(specs[f.name] for f in fmts if not (same_stat and f.name in current))
             check = None
-        tasks.append((Task(src.rel, src.path, outdir, wanted, validate, recover_glued, check), src))
+        task = Task(
+            src.rel,
+            src.path,
+            outdir,
+            wanted,
+            validate,
+            recover_glued,
+            check,
+            real_in,
+            src.open_rel or src.rel,
+            timeout or None,
+        )
+        tasks.append((task, src))
     return tasks, skipped, unsafe
+
+
+def _claim_names(
+    planned: list[tuple[Source, dict[str, FormatSpec]]], fmts: list[_Format], refused: list[Refused]
+) -> set[str]:
+    """The inputs whose output names are their own. Two inputs can map to one name
+    (``index.jsonl`` and ``index.session.jsonl`` both to ``index.session.html``; ``a.jsonl``'s
+    first leaf and ``a.leaf-1.jsonl`` both to ``a.leaf-1.json``): the first in path order
+    keeps it, the other is refused (``bulk:name-collision``) rather than overwriting it
+    unseen. Decided from names alone, so it is the same on every run."""
+    per_leaf = {f.name for f in fmts if f.per_leaf}
+    claimed: dict[str, str] = {}
+    for src, specs in planned:
+        for name, spec in specs.items():
+            claimed.setdefault(spec.rel_out, src.rel)
+            if name in per_leaf:
+                claimed.setdefault("leaf:" + spec.rel_out, src.rel)
+    owners: set[str] = set()
+    for src, specs in planned:
+        other = None
+        for spec in specs.values():
+            owner = claimed[spec.rel_out]
+            other = other or (owner if owner != src.rel else _leaf_owner(spec.rel_out, claimed, src.rel))
+        if other is None:
+            owners.add(src.rel)
+        else:
+            refused.append(
+                Refused(src.rel, "bulk:name-collision", f"its outputs would take the names of {other}'s; rename one")
+            )
+    return owners
+
+
+def _leaf_owner(rel_out: str, claimed: dict[str, str], me: str) -> str | None:
+    """The input of a per-leaf format whose numbered outputs include ``rel_out``, if not ``me``."""
+    head, _, name = rel_out.rpartition("/")
+    stem, _, ext = name.rpartition(".")
+    base, sep, number = stem.rpartition(".leaf-")
+    if not (sep and number.isdigit() and base):
+        return None
+    family = f"{head}/{base}.{ext}" if head else f"{base}.{ext}"
+    owner = claimed.get("leaf:" + family)
+    if owner is None or owner == me or leaf_rel(family, int(number)) != rel_out:
+        return None
+    return owner
 
 
 def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir: str, version: str) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .progress import human_bytes, human_time
+from .shown import shown
 
 MAX_LISTED_FAILURES = 20
 """Failures named one by one in the text summary; the JSON report lists them all."""
@@ -31,10 +32,14 @@ class Summary:
     failure_codes: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, Any]] = field(default_factory=list)
     indexes: list[str] = field(default_factory=list)
+    manifest_dropped: int = 0
+    """Manifest lines that were torn or malformed, dropped on load (those inputs are redone)."""
+    fatal: str | None = None
+    """Why the run stopped before its end (a full or read-only disk), or None."""
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0 and self.refused == 0
+        return self.failed == 0 and self.refused == 0 and self.fatal is None
 
     def add_failure(self, rel: str, errors: dict[str, dict[str, str]]) -> None:
         self.failed += 1
@@ -66,6 +71,8 @@ class Summary:
             "failures_by_code": dict(sorted(self.failure_codes.items())),
             "failures": self.failures,
             "indexes": self.indexes,
+            "manifest_records_dropped": self.manifest_dropped,
+            "fatal": self.fatal,
         }
 
     def render(self) -> str:
@@ -74,6 +81,11 @@ class Summary:
             f"piconv: {self.converted} converted, {skipped} skipped as up to date, "
             f"{self.failed + self.refused} failed ({human_bytes(self.bytes_converted)} in {human_time(self.seconds)})"
         ]
+        if self.manifest_dropped:
+            lines.append(
+                f"piconv: manifest: {self.manifest_dropped} torn or malformed records dropped "
+                "(those sessions are converted again)"
+            )
         if self.problems:
             lines.append(
                 "piconv: problems in the input: "
@@ -88,4 +100,4 @@ class Summary:
             lines.append(f"piconv:   {f['input']}{where}: {f['code']}: {f['message']}")
         if len(self.failures) > MAX_LISTED_FAILURES:
             lines.append(f"piconv:   … and {len(self.failures) - MAX_LISTED_FAILURES} more (see --report)")
-        return "\n".join(lines) + "\n"
+        return "\n".join(shown(line) for line in lines) + "\n"

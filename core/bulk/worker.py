@@ -5,29 +5,33 @@ picklable data, and it never raises: whatever goes wrong with one session is ret
 that session's failure, so the batch goes on.
 
 Each output is rendered into memory, validated, written to a temporary name beside its
-final name and renamed into place (``os.replace`` is atomic on POSIX and Windows). A
-reader of OUTDIR therefore sees either the previous complete output or the new complete
-one; a run killed mid-write leaves only a ``*.piconv-tmp`` file, which the next run
-deletes (:func:`clean_temps`).
+final name and renamed into place, by the same two steps as a single conversion's output
+(:func:`piconv.output.temporary` and :func:`piconv.output.commit`). A reader of OUTDIR
+therefore sees either the previous complete output or the new complete one; a run killed
+mid-write leaves only a ``.piconv-HEX.tmp`` file, which the next run deletes
+(:func:`clean_temps`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import os
 import re
-import secrets
+import stat
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .discover import UnsafePath, leaf_rel, safe_join
+from ..output import TEMP_NAME, commit, discard, temporary
+from .discover import NotASession, UnsafePath, input_guard, leaf_rel, open_session, safe_join
+from .timelimit import TimedOut, time_limit
 
-TMP_SUFFIX = ".piconv-tmp"
-_TMP_NAME = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}" + re.escape(TMP_SUFFIX) + "$")
+LEGACY_TMP = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}\.piconv-tmp$")
+"""The temporary names of earlier versions, still cleaned up after a killed run of one."""
 FIRST_PROMPT_CHARS = 200
 
 
@@ -52,6 +56,12 @@ class Task:
     unchanged_if_sha256: str | None = None
     """When set, the input only looked changed (size or mtime): if its content still
     hashes to this, nothing is converted and the result says ``unchanged``."""
+    root: str = ""
+    """The input root (resolved); with ``open_rel`` what is opened, link by link checked.
+    Empty: ``path`` is opened as it is (a caller of :func:`run_task` of its own)."""
+    open_rel: str = ""
+    timeout: float | None = None
+    """Seconds this task may take (:mod:`.timelimit`); None: no limit."""
 
 
 class _NamedBytes(io.BytesIO):
@@ -68,7 +78,13 @@ def run_task(task: Task) -> dict[str, Any]:
     started = time.perf_counter()
     result: dict[str, Any] = {"input": task.rel, "outputs": {}, "errors": {}, "problems": {}}
     try:
-        _run(task, result)
+        with time_limit(task.timeout):
+            _run(task, result)
+    except TimedOut:
+        result["errors"]["*"] = {
+            "code": "bulk:timeout",
+            "message": f"not done within {task.timeout:g} s (--timeout); the outputs not yet written are missing",
+        }
     except Exception as exc:  # the batch must go on whatever one file does
         result["errors"]["*"] = {"code": "bulk:internal-error", "message": f"{type(exc).__name__}: {exc}"}
     result["status"] = "failed" if result["errors"] else result.get("status", "ok")
@@ -81,9 +97,12 @@ def _run(task: Task, result: dict[str, Any]) -> None:
     from ..errors import PiconvError, ValidationFailed
 
     try:
-        with open(task.path, "rb") as fh:
+        with _open_input(task) as fh:
             st = os.fstat(fh.fileno())  # before reading: a file growing meanwhile looks changed next run
             data = fh.read()
+    except NotASession as exc:
+        result["errors"]["load"] = {"code": "bulk:not-a-file", "message": exc.strerror or str(exc)}
+        return
     except OSError as exc:
         result["errors"]["load"] = {
             "code": "bulk:unreadable",
@@ -107,6 +126,7 @@ def _run(task: Task, result: dict[str, Any]) -> None:
     from ..registry import get_registry
 
     registry = get_registry()
+    guard = input_guard(task.root, os.path.realpath(task.outdir)) if task.root else None
     for spec in task.formats:
         try:
             if registry.get(spec.name).per_leaf:
@@ -115,22 +135,25 @@ def _run(task: Task, result: dict[str, Any]) -> None:
             else:
                 targets = [(spec.rel_out, spec.options.get("leaf"))]
             for rel_out, leaf in targets:
-                final = safe_join(task.outdir, rel_out)
+                final = safe_join(task.outdir, rel_out, guard)
                 buffer = io.BytesIO()
                 options = {**spec.options, "output_path": final, "leaf": leaf}
                 api.convert(doc, spec.name, buffer, options, validate=task.validate)
-                write_atomic(final, buffer.getbuffer(), task.outdir)
+                write_atomic(final, buffer.getbuffer(), task.outdir, guard)
                 del buffer
             if len(targets) != 1 or targets[0][0] != spec.rel_out:
                 result.setdefault("leaf_outputs", {})[spec.name] = [rel for rel, _leaf in targets]
         except ValidationFailed as exc:
             result["errors"][spec.name] = {"code": "bulk:validation-failed", "message": str(exc)}
         except UnsafePath as exc:
-            result["errors"][spec.name] = {"code": "bulk:unsafe-path", "message": str(exc)}
+            result["errors"][spec.name] = {"code": exc.code, "message": str(exc)}
         except PiconvError as exc:
             result["errors"][spec.name] = {"code": "bulk:convert-error", "message": str(exc)}
         except OSError as exc:
             result["errors"][spec.name] = {"code": "bulk:write-error", "message": f"{exc.strerror or exc}"}
+            if exc.errno in errno.errorcode:
+                # the runner stops the whole run on a full or read-only disk
+                result["errors"][spec.name]["errno"] = errno.errorcode[exc.errno]
         except Exception as exc:  # a converter bug must cost one output, not the batch
             result["errors"][spec.name] = {
                 "code": "bulk:converter-crashed",
@@ -140,36 +163,41 @@ def _run(task: Task, result: dict[str, Any]) -> None:
             result["outputs"][spec.name] = spec.rel_out
 
 
-def write_atomic(final: str, data: bytes | memoryview, outdir: str) -> None:
-    """Write ``data`` to a temporary file beside ``final``, fsync it and rename it over
-    ``final``. The directory is re-checked after it is created, so a symlink planted
-    between the path check and the write still cannot redirect the output."""
+def _open_input(task: Task) -> io.BufferedReader:
+    if task.root:
+        return open_session(task.root, task.open_rel or task.rel)  # type: ignore[return-value]
+    return open(task.path, "rb")
+
+
+def write_atomic(final: str, data: bytes | memoryview, outdir: str, guard: str | None = None) -> None:
+    """Write ``data`` to a temporary file beside ``final`` and rename it over ``final``.
+    The directory is re-checked after it is created, so a symlink planted between the
+    path check and the write still cannot redirect the output outside OUTDIR or into
+    the input tree (``guard``). An existing regular file keeps its mode."""
     directory = os.path.dirname(final)
     os.makedirs(directory, exist_ok=True)
-    safe_join(outdir, os.path.relpath(final, os.path.realpath(outdir)).replace(os.sep, "/"))
-    tmp = os.path.join(
-        directory, f".{os.path.basename(final)}.{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}"
-    )
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    safe_join(outdir, os.path.relpath(final, os.path.realpath(outdir)).replace(os.sep, "/"), guard)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())  # the bytes are on disk before the name points at them
-        os.replace(tmp, final)
+        info = os.lstat(final)
+        mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+    except FileNotFoundError:
+        mode = None
+    tmp, name = temporary(directory)
+    try:
+        tmp.write(data)
+        commit(tmp, name, final, mode)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard(tmp, name)
         raise
 
 
 def clean_temps(outdir: str) -> int:
-    """Delete the temporary files a killed run left in OUTDIR (only names this module
-    makes: ``.NAME.PID-HEX.piconv-tmp``); returns how many."""
+    """Delete the temporary files a killed run left in OUTDIR (only names piconv makes:
+    ``.piconv-HEX.tmp``, and the older ``.NAME.PID-HEX.piconv-tmp``); returns how many."""
     removed = 0
     for dirpath, _dirs, files in os.walk(outdir, followlinks=False):
         for name in files:
-            if name.endswith(TMP_SUFFIX) and _TMP_NAME.match(name):
+            if TEMP_NAME.match(name) or LEGACY_TMP.match(name):
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(dirpath, name))
                     removed += 1

@@ -1,0 +1,48 @@
+"""A time limit for one session's task, so one pathological session cannot hold a worker
+for ever.
+
+Done with ``SIGALRM`` inside the process that runs the task (a pool worker, or this
+process for ``--jobs 1``) rather than by killing the worker from outside: a pool cannot
+kill one of its workers without breaking the pool and failing every task in flight, while
+the alarm fails this task only and the worker goes on with the next. The limit applies
+where a task runs in a process's main thread (the local executor); Dask runs tasks in
+threads, where no signal can be delivered, so there it does not apply. A converter stuck
+inside one call into a C library is stopped when that call returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+DEFAULT_SECONDS = 900.0
+"""Fifteen minutes: far beyond any real session (the largest convert in seconds), short
+enough that a stuck worker is noticed within one run."""
+
+
+class TimedOut(BaseException):
+    """Raised in the task when its time is up. A BaseException, so a converter's own
+    ``except Exception`` cannot swallow it and carry on."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`TimedOut` in this block after ``seconds`` (None or 0: no limit)."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not seconds or not usable:
+        yield
+        return
+
+    def expire(_signum: int, _frame: FrameType | None) -> None:
+        raise TimedOut
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
