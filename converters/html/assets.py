@@ -12,14 +12,17 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-from importlib import resources
+import os
 
 from .highlight import stylesheet
 
 
 @functools.cache
 def _static(name: str) -> str:
-    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+    # A plain read beside this module: importlib.resources would import inspect and
+    # tempfile, several milliseconds for two files the package always ships unzipped.
+    with open(os.path.join(os.path.dirname(__file__), "static", name), encoding="utf-8") as f:
+        return f.read()
 
 
 def _hash(source: str) -> str:
