@@ -168,11 +168,11 @@ def compile_loader(
             lines.append(f"    _set_{f}(o, {f})")
     lines.append("    return o" if has_extra else "    return o, extra")
     source = "\n".join(lines)
-    namespace: dict[str, Any] = {}
-    exec(compile(source, f"<piconv.fastload {cls.__name__}>", "exec"), env, namespace)
-    loader = namespace[name]
     if speedups is None or any(test not in C_TESTS for _f, test, _c in table.values()):
-        return loader
+        return _compiled(source, env, name, cls)
+    # Behind the C loader the Python one only takes the rare irregular object: it is
+    # compiled the first time one comes (compiling all of them costs every run ~5 ms).
+    loader: Callable[..., Any] = _Deferred(source, env, name, cls)
     # The C loader takes the well-formed objects and hands every other one to ``loader``.
     c_fields = tuple(
         (key, C_TESTS[test], getattr(conv, "lookup_table", conv), field_name)
@@ -200,6 +200,28 @@ def compile_loader(
 
 def _ident(key: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in key)
+
+
+def _compiled(source: str, env: dict[str, Any], name: str, cls: type) -> Callable[..., Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<piconv.fastload {cls.__name__}>", "exec"), env, namespace)
+    return namespace[name]
+
+
+class _Deferred:
+    """A loader compiled from its source on its first call."""
+
+    __slots__ = ("_args", "_function")
+
+    def __init__(self, source: str, env: dict[str, Any], name: str, cls: type) -> None:
+        self._args: tuple[str, dict[str, Any], str, type] | None = (source, env, name, cls)
+        self._function: Callable[..., Any] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._function is None:
+            self._function = _compiled(*self._args)  # type: ignore[misc]
+            self._args = None
+        return self._function(*args, **kwargs)
 
 
 def compile_maker(cls: type) -> Callable[..., Any]:
