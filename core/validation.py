@@ -9,8 +9,9 @@ hold the two to the same verdict on every shipped schema's outputs and on mutati
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Iterator
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -22,8 +23,14 @@ MAX_ERRORS = 50
 
 @functools.cache
 def load_schema(package: str, resource: str) -> dict[str, Any]:
-    """A JSON Schema shipped as package data, e.g. ``load_schema("piconv.converters.asf", "schema/asf.schema.json")``."""
-    return orjson.loads(resources.files(package).joinpath(resource).read_bytes())
+    """A JSON file shipped as package data, e.g. ``load_schema("piconv.converters.asf", "schema/asf.schema.json")``."""
+    return orjson.loads(package_file(package, resource).read_bytes())
+
+
+def package_file(package: str, resource: str) -> Path:
+    """The path of ``resource`` beside the modules of ``package`` (an installed package is
+    plain files; importlib.resources would cost each run its imports)."""
+    return Path(importlib.import_module(package).__file__ or "").parent / resource
 
 
 @functools.cache

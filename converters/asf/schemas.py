@@ -17,10 +17,7 @@ jsonschema-rs only when it validates.
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Any
-
-import orjson
 
 __all__ = ["errors", "is_valid", "schema", "validator"]
 
@@ -28,7 +25,9 @@ __all__ = ["errors", "is_valid", "schema", "validator"]
 @functools.cache
 def schema() -> dict[str, Any]:
     """The schema document (draft 2020-12)."""
-    return orjson.loads(resources.files(__package__).joinpath("schema/asf.schema.json").read_bytes())
+    from piconv.validation import load_schema
+
+    return load_schema(__package__, "schema/asf.schema.json")
 
 
 @functools.cache

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Any
 
 from piconv import UsageError
@@ -29,9 +28,9 @@ DEFAULT_MODEL: Model = {
 
 @functools.lru_cache(maxsize=1)
 def registry() -> dict[str, dict[str, Model]]:
-    import orjson
+    from piconv.validation import load_schema
 
-    return orjson.loads(resources.files(__package__).joinpath("models.json").read_bytes())
+    return load_schema(__package__, "models.json")
 
 
 def resolve_target(spec: str | None) -> tuple[Model, bool]:
