@@ -46,6 +46,9 @@ TESTS: dict[str, str] = {
     # a list holding anything but objects stays raw in ``extra`` as a whole
     "tools": "(type(v) is list and all(type(t) is dict for t in v))",
     "system": "(type(v) is dict and v.get('role') == 'system')",
+    # prompt sections: names to text, or to null (removed); any other value leaves the
+    # whole map raw in ``extra``, so no converter meets a section that is not text
+    "sections": "(type(v) is dict and all(type(s) is str or s is None for s in v.values()))",
 }
 # The tests the C accelerator knows, by its numbers; a table using another stays in Python.
 C_TESTS: dict[str, int] = {"str": 0, "bool": 1, "num": 2, "dict": 3, "content": 4, "any": 5}

@@ -246,7 +246,8 @@ class ToolSpec(Node):
 @node
 class SystemMessage(Node):
     """Instructions and tool loadout. ``sections`` patches named prompt sections (a
-    ``None`` value removes one); ``tools_added`` / ``tools_removed`` change the tool set
+    ``None`` value removes one; a map holding any other kind of value stays raw in
+    ``extra``, so every section a converter meets is text); ``tools_added`` / ``tools_removed`` change the tool set
     (a removal names the tool in ``ToolSpec.name``).
     Replaying system messages in order yields the current prompt and tools."""
 

@@ -198,7 +198,7 @@ _TIMESTAMP = ("timestamp", "num", None, None)
 
 SYSTEM: Table = {
     "content": ("content", "content", load_content, dump_content),
-    "sections": ("sections", "dict", None, None),
+    "sections": ("sections", "sections", None, None),
     "toolsAdded": ("tools_added", "tools", load_tools, dump_tools),
     "toolsRemoved": ("tools_removed", "tools", load_tools, dump_tools),
     "timestamp": _TIMESTAMP,
