@@ -162,10 +162,12 @@ def _check_entry(
     if entry_id in parents:
         add(Issue(lineno, "id-duplicate", f"id {entry_id} was already seen: the line is read as that entry"))
         return
-    if parent is not None and parent not in parents:
+    # A member of the wrong type was reported by the schema; only ids are looked up.
+    if type(parent) is str and parent not in parents:
         add(Issue(lineno, "parent-unknown", f"parent {parent} is not an earlier entry of the file"))
-    for ref in value.get("parents") or ():
-        if type(ref) is dict and "session" not in ref and ref.get("entry") not in parents:
+    refs = value.get("parents")
+    for ref in refs if type(refs) is list else ():
+        if type(ref) is dict and "session" not in ref and type(ref.get("entry")) is str and ref["entry"] not in parents:
             add(
                 Issue(
                     lineno, "ref-unknown", f"parents names {ref.get('entry')}, no earlier entry of the file"
@@ -175,8 +177,10 @@ def _check_entry(
         item = value.get("item")
         if type(item) is dict and item.get("type") == "function_call":
             call_id = item.get("call_id")
-            if not call_id:
+            if call_id is None or call_id == "":
                 add(Issue(lineno, "call-id-empty", "a function_call needs a non-empty call_id"))
+            elif type(call_id) is not str:
+                pass  # the schema says what is wrong with it
             elif call_id in call_ids:
                 add(
                     Issue(
