@@ -82,10 +82,13 @@ class PluginSet:
     def add(self, plugin: object, origin: Origin, builtin: bool) -> bool:
         """Registers ``plugin``; False (and a failure reported) when it cannot be used."""
         implemented = {}  # attribute -> the hook it implements (pluggy's specname, else its name)
+        wrappers = set()  # pluggy's wrappers are generators: registered as they are
         for name in dir(plugin):
             opts = self.manager.parse_hookimpl_opts(plugin, name)
             if opts is not None:
                 implemented[name] = opts.get("specname") or name
+                if opts.get("wrapper") or opts.get("hookwrapper"):
+                    wrappers.add(name)
         unknown = sorted(set(implemented.values()) - self._known)
         if unknown:
             known = ", ".join(sorted(self._known))
@@ -101,7 +104,7 @@ class PluginSet:
                 f"{wanted!r}, piconv {__version__} has {hookspecs.PLUGIN_API_VERSION}"
             )
             return False
-        guarded = self._guard(plugin, implemented, origin)
+        guarded = self._guard(plugin, implemented, wrappers, origin)
         try:
             self.manager.register(guarded, name=origin.plugin)
         except Exception as exc:  # pluggy's PluginValidationError, or a name registered twice
@@ -111,13 +114,14 @@ class PluginSet:
         self.infos.append(PluginInfo(origin.plugin, origin.distribution, origin.version, tuple(sorted(set(implemented.values()))), builtin))
         return True
 
-    def _guard(self, plugin: object, implemented: dict[str, str], origin: Origin) -> object:
+    def _guard(self, plugin: object, implemented: dict[str, str], wrappers: set[str], origin: Origin) -> object:
         """A stand-in for ``plugin`` whose hook implementations record who is calling and
         turn an exception into a reported failure. Signatures and hookimpl options are
         the plugin's own (``functools.wraps`` keeps both), so pluggy sees no difference."""
         stand_in = _StandIn()
         for name, hook in implemented.items():
-            setattr(stand_in, name, self._guarded_call(getattr(plugin, name), hook, origin))
+            impl = getattr(plugin, name)
+            setattr(stand_in, name, impl if name in wrappers else self._guarded_call(impl, hook, origin))
         return stand_in
 
     def _guarded_call(self, impl: Callable[..., Any], hook: str, origin: Origin) -> Callable[..., Any]:

@@ -124,6 +124,24 @@ def test_hooks_are_dispatched_by_pluggy() -> None:
     assert order == ["eager", "plain"]
 
 
+def test_a_wrapper_sees_every_registration() -> None:
+    """pluggy's new-style wrappers (generators) are registered as they are and wrap the call."""
+    module = types.ModuleType("wrapping_plugin")
+    seen: list[str] = []
+
+    @hookimpl(wrapper=True)
+    def register_converters(register):  # type: ignore[no-untyped-def]
+        seen.append("before")
+        result = yield
+        seen.append("after")
+        return result
+
+    module.register_converters = register_converters  # type: ignore[attr-defined]
+    registry = build_registry(extra_plugins=(module,), third_party=False)
+    assert seen == ["before", "after"] and registry.get("asf")
+    assert "wrapping_plugin" in {p.name for p in registry.plugins}
+
+
 def test_public_api_is_declared() -> None:
     for name in piconv.__all__:
         assert getattr(piconv, name) is not None
