@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import reduce
+from math import isfinite
 from operator import add, attrgetter
 from typing import IO, Any
 
@@ -123,16 +124,17 @@ _NUMBER_OR_NONE = {int, float, type(None)}
 
 
 def _token_totals(usages: list[Usage]) -> dict[str, int]:
-    """Each token field summed over ``usages`` (integers only; a bool counts, as ever)."""
+    """Each token field summed over ``usages`` (integers of zero or more only, a bool
+    counting as ever: a negative count in a session is not added, so a total is a count)."""
     totals = {}
     for field in _TOKEN_FIELDS:
         column = list(map(attrgetter(field), usages))
-        if set(map(type, column)) <= _INT_OR_NONE:
+        if set(map(type, column)) <= _INT_OR_NONE and min(filter(None, column), default=0) >= 0:
             total = sum(filter(None, column))  # the usual case, in C
         else:
             total = 0
             for v in column:
-                if isinstance(v, int):
+                if isinstance(v, int) and v >= 0:
                     total += v
         totals[field.removesuffix("_tokens")] = total
     return totals
@@ -146,14 +148,16 @@ def _cost_totals(usages: list[Usage]) -> dict[str, float]:
     totals = {}
     for field in _COST_FIELDS:
         column = list(map(attrgetter(field), costs))
+        total = 0.0
         if set(map(type, column)) <= _NUMBER_OR_NONE:
             # The usual case, in C. Leaving zeros out changes no sum: a total that starts
             # at 0.0 is never -0.0.
             total = reduce(add, filter(None, column), 0.0)
-        else:
+        if not isfinite(total) or not set(map(type, column)) <= _NUMBER_OR_NONE:
+            # a number beyond the double range (1e400 in a session) is not added either
             total = 0.0
             for v in column:
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and isfinite(v):
                     total += v
         totals[field] = round(total, 10)
     return totals
