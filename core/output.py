@@ -18,6 +18,7 @@ output is validated in the temporary file first.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import stat
@@ -65,6 +66,13 @@ def output_to(target: str | IO[bytes], *, inputs: Iterable[str] = ()) -> Iterato
     """A binary file to write the output into; when the block ends without an exception
     its bytes become ``target`` (a path, or a binary stream such as ``sys.stdout.buffer``).
     ``inputs`` are paths the output must never replace."""
+    if isinstance(target, io.BytesIO):
+        # Memory already (a directory run's worker renders each output so): a second
+        # buffer, not a round trip through a temporary file.
+        buffer = io.BytesIO()
+        yield buffer
+        target.write(buffer.getbuffer())
+        return
     if not isinstance(target, str):
         tmp, name = temporary(None)
         try:

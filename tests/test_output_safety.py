@@ -120,3 +120,20 @@ def test_a_failed_validation_leaves_the_old_file(tmp_path: Path) -> None:
     bad.write_text("not json at all\n")
     assert piconv(str(bad), "--to", "ir", "-o", str(out)).returncode == 3
     assert out.read_text() == "old" and sorted(os.listdir(tmp_path)) == ["bad.jsonl", "out.json"]
+
+
+@pytest.mark.parametrize("sink", ("memory", "stream"))
+def test_a_failed_conversion_writes_nothing_to_a_stream(tmp_path: Path, sink: str) -> None:
+    import io
+
+    import piconv
+
+    target = io.BytesIO(b"old") if sink == "memory" else open(tmp_path / "s", "w+b")  # noqa: SIM115
+    target.seek(0, 2)
+    with pytest.raises(piconv.InputError):
+        piconv.convert(b"not json at all\n", "ir", target)
+    target.seek(0)
+    assert target.read() == (b"old" if sink == "memory" else b"")
+    out = io.BytesIO()
+    piconv.convert(str(EXAMPLE), "ir", out)
+    assert out.getvalue().startswith(b"{")
