@@ -245,8 +245,9 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         if ns.report == "-":
             sys.stderr.buffer.write(data)
         else:
-            with open(ns.report, "wb") as fh:
-                fh.write(data)
+            from .output import write_file
+
+            write_file(ns.report, data, inputs=[] if ns.input == "-" else [ns.input])
     if not ns.quiet:
         print(f"piconv: {report.summary()}", file=sys.stderr)
     return 0

@@ -160,3 +160,10 @@ def _plan(target: str, inputs: Iterable[str]) -> tuple[bool, str, int | None]:
                 if os.path.samefile(source, final):
                     raise _refuse(target, "is the input: piconv never writes over its input")
     return False, final, None if info is None else stat.S_IMODE(info.st_mode)
+
+
+def write_file(target: str, data: bytes, *, inputs: Iterable[str] = ()) -> None:
+    """``data`` as the file ``target``, by the rules of :func:`output_to` (a report file,
+    say: never over an input, never half written)."""
+    with output_to(target, inputs=inputs) as sink:
+        sink.write(data)

@@ -137,3 +137,30 @@ def test_a_failed_conversion_writes_nothing_to_a_stream(tmp_path: Path, sink: st
     out = io.BytesIO()
     piconv.convert(str(EXAMPLE), "ir", out)
     assert out.getvalue().startswith(b"{")
+
+
+def test_the_report_never_overwrites_the_input(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(EXAMPLE.read_bytes())
+    result = piconv(str(session), "--to", "ir", "-o", str(tmp_path / "out.json"), "--report", str(session))
+    assert result.returncode == 6 and "is the input" in result.stderr
+    assert session.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_a_directory_run_report_never_overwrites_a_session(tmp_path: Path) -> None:
+    sessions = tmp_path / "in"
+    sessions.mkdir()
+    (sessions / "a.jsonl").write_bytes(EXAMPLE.read_bytes())
+    result = piconv(
+        str(sessions), "--to", "ir", "-o", str(tmp_path / "out"), "-q", "--report", str(sessions / "a.jsonl")
+    )
+    assert result.returncode == 6 and "input directory" in result.stderr
+    assert (sessions / "a.jsonl").read_bytes() == EXAMPLE.read_bytes()
+    fine = tmp_path / "report.json"
+    assert (
+        piconv(
+            str(sessions), "--to", "ir", "-o", str(tmp_path / "out"), "-q", "--report", str(fine)
+        ).returncode
+        == 0
+    )
+    assert fine.read_bytes().startswith(b"{")

@@ -47,8 +47,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         if ns.report == "-":
             sys.stderr.buffer.write(data)
         else:
-            with open(ns.report, "wb") as fh:
-                fh.write(data)
+            _write_report(ns.report, data, ns.input)
     if not ns.quiet:
         sys.stderr.write(summary.render())
     if summary.fatal:
@@ -59,3 +58,16 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         sys.stderr.write(f"piconv: error: {shown(summary.fatal)}\n")
         return OutputError.exit_code
     return 0 if summary.ok else 1
+
+
+def _write_report(path: str, data: bytes, input_dir: str) -> None:
+    """The report file, never over a file of the input tree (a session, say)."""
+    import os
+
+    from ..errors import OutputError
+    from ..output import write_file
+
+    final, root = os.path.realpath(path), os.path.realpath(input_dir)
+    if os.path.exists(final) and final.startswith(root.rstrip(os.sep) + os.sep):
+        raise OutputError("is a file of the input directory: piconv never writes over its input", path=path)
+    write_file(path, data)
