@@ -21,6 +21,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "load": "api",
     "convert": "api",
+    "convert_to_bytes": "api",
+    "format_for_path": "api",
     "formats": "api",
     "get_format": "api",
     "plugins": "api",
@@ -43,7 +45,17 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from .api import context_as_pi, convert, formats, get_format, load, plugin_failures, plugins  # noqa: F401
+    from .api import (  # noqa: F401
+        context_as_pi,
+        convert,
+        convert_to_bytes,
+        format_for_path,
+        formats,
+        get_format,
+        load,
+        plugin_failures,
+        plugins,
+    )
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401

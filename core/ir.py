@@ -142,6 +142,8 @@ class Text(Node):
     signature: str | None = None
     extra: Mapping[str, JSON] = EMPTY
 
+    type = "text"
+
 
 @node
 class Image(Node):
@@ -150,6 +152,8 @@ class Image(Node):
     data: str | None = None
     media_type: str | None = None
     extra: Mapping[str, JSON] = EMPTY
+
+    type = "image"
 
 
 @node
@@ -161,6 +165,8 @@ class Reasoning(Node):
     signature: str | None = None
     redacted: bool | None = None
     extra: Mapping[str, JSON] = EMPTY
+
+    type = "reasoning"
 
 
 @node
@@ -174,6 +180,8 @@ class ToolCall(Node):
     namespace: str | None = None
     extra: Mapping[str, JSON] = EMPTY
 
+    type = "tool_call"
+
 
 @node
 class UnknownPart(Node):
@@ -182,7 +190,9 @@ class UnknownPart(Node):
     value: JSON = None
 
     @property
-    def type(self) -> str | None:
+    def type(self) -> str | None:  # type: ignore[override]
+        """The source's own type of the part (the IR's JSON tags it ``unknown``, as an
+        :class:`UnknownMessage`'s ``role`` is the source's role)."""
         return self.value.get("type") if isinstance(self.value, dict) else None
 
 

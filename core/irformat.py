@@ -18,13 +18,8 @@ from .jsonio import dumps
 from .registry import Converter, Option
 from .report import Report
 
-PART_TAGS = {
-    ir.Text: "text",
-    ir.Image: "image",
-    ir.Reasoning: "reasoning",
-    ir.ToolCall: "tool_call",
-    ir.UnknownPart: "unknown",
-}
+PART_TAGS: dict[type, str] = {cls: cls.type for cls in (ir.Text, ir.Image, ir.Reasoning, ir.ToolCall)}
+PART_TAGS[ir.UnknownPart] = "unknown"  # its ``type`` is the source's own
 
 
 # How a field is written: always, unless it is None, unless it is empty.
@@ -102,6 +97,13 @@ def document_to_json(doc: ir.Document) -> dict[str, Any]:
 
 
 def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    if options.get("leaf") is not None and not options.get("with_context"):
+        from .errors import UsageError
+
+        raise UsageError(
+            "--to ir writes the whole tree; --leaf applies only with --with-context (the context at that leaf)",
+            path=report.source,
+        )
     value = document_to_json(doc)
     if options.get("with_context"):
         ctx = doc.context(options.get("leaf"))

@@ -136,6 +136,7 @@ def register_converters(register: Any) -> None:
             check=check_pi,
             checks_while_writing=True,
             mapping_doc="docs/formats/pi.md",
+            takes_leaf=False,  # the whole tree, always
             options=(Option("--migrate", "write pi's current (version 3) form", takes_value=False),),
         )
     )
