@@ -40,6 +40,7 @@ _EXPORTS = {
     "PluginError": "errors",
     "UsageError": "errors",
     "ValidationFailed": "errors",
+    "write_into_folder": "output",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     )
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
+    from .output import write_into_folder  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401
     from .report import Report  # noqa: F401
 
