@@ -92,7 +92,9 @@ ALLOWED_TAGS = {
     "a", "img", "ul", "ol", "li", "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th",
     "td", "del", "input",
 }  # fmt: skip
-SAFE_URL = re.compile(r"^(https?://|data:image/(png|gif|jpeg|webp);base64,|[A-Za-z0-9._-]+_images/[0-9a-f]{16}\.)")
+SAFE_URL = re.compile(
+    r"^(https?://|data:image/(png|gif|jpeg|webp);base64,|[A-Za-z0-9._-]+_images/[0-9a-f]{16}\.|#turn-[1-9][0-9]*$)"
+)
 
 
 class TagAudit(HTMLParser):
@@ -157,8 +159,8 @@ def test_hostile_markdown_file_reaches_every_field() -> None:
     codes = {item.code for item in report.losses.values()}
     assert {"image-invalid", "image-type-omitted", "unknown-part", "unknown-entry", "unknown-message"} <= codes
     assert "surrogates-replaced" in codes
-    # The unclosed fence in the user's text was closed before the next turn.
-    assert "## 3. Assistant" in text
+    # The unclosed fence in the user's text was closed before the next message.
+    assert "\n### Assistant (m\\`\\<script" in text and "\n## 3. Shell command " in text
 
 
 def test_front_matter_reads_the_same_with_pyyaml() -> None:
@@ -218,10 +220,14 @@ def test_yaml_scalars_escape_line_breaks_yaml_knows() -> None:
 def test_checker_catches_broken_structure() -> None:
     text, _ = convert(load(HOSTILE_DIR / "markdown-hostile.jsonl"), images="omit")
     broken = {
-        "raw html": text.replace("## 1. User", "<script>x</script>\n\n## 1. User", 1),
+        "raw html": text.replace("\n## 1. ", "\n<script>x</script>\n\n## 1. ", 1),
         "open fence": text + "\n```\nnever closed\n",
         "details": text.replace("\n</details>\n", "\n", 1),
-        "turn count": text.replace("## 2. User", "Two. User", 1),
+        "turn count": text.replace("\n## 2. ", "\nTwo. ", 1),
+        "turn out of order": text.replace("\n## 2. ", "\n## 7. ", 1),
+        "anchor with more": text.replace('<a id="turn-1">', '<a id="turn-1" href="javascript:x">', 1),
+        "other anchor": text.replace('<a id="turn-1">', '<a id="x">', 1),
+        "link to another fragment": text + "\n[x](#top)\n",
         "js link": text + "\n[x](javascript:alert(1))\n",
         "front matter": text.replace("layout: \"path\"", "layout: path", 1),
         "schema": text.replace("layout: \"path\"", "layout: \"other\"", 1),

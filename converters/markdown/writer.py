@@ -37,8 +37,8 @@ from piconv.ir import (
 from . import escape as esc
 from . import frontmatter
 from .images import Images
-from .render import Renderer, Run
-from .tree import Segment, branch_title, segments
+from .render import Renderer, Run, short_time, turn_title, when
+from .tree import Segment, branch_titles, segments
 
 FLUSH_CHARS = 1 << 20
 """Blocks are joined and written in pieces of about this many characters."""
@@ -189,20 +189,26 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         level = 2
         if len(rendered) < len(doc.entries):
             report.add("other-branches", count=len(doc.entries) - len(rendered))
-    renderer = Renderer(report, images, level, doc.labels())
+    labels = doc.labels()
+    renderer = Renderer(report, images, level, labels)
     if all_branches:
         segs = segments(doc)
         runs = [renderer.plan(seg.entries) for seg in segs]
         turns = sum(run.turns for run in runs)
-        body = _tree(doc, segs, runs, renderer)
+        titles = branch_titles(segs, labels)
+        toc = _tree_contents(segs, runs, titles)
+        body = _tree(doc, segs, runs, renderer, titles)
     else:
         run = renderer.plan(rendered)
         turns = run.turns
+        toc = _contents(run.heads, renderer, 1)
         body = renderer.batches(run)
     report.entries_written = len(rendered)
     fm_segments = len(segs) - (0 if segs[0].entries else 1) if all_branches else None
 
     head = _head(doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments)
+    if toc:
+        head += "\n" + toc
     if options.get("validate"):
         _write_checked(doc, out, report, head, body)
     else:
@@ -287,10 +293,55 @@ def tell(out: IO[bytes]) -> int | None:
         return None
 
 
-def _tree(doc: Document, segs: list[Segment], runs: list[Run], renderer: Renderer) -> Iterator[list[str]]:
+CONTENTS = "**Contents**\n"
+
+
+def _contents(heads: list[Entry], renderer: Renderer, first: int, indent: str = "") -> str:
+    """The table of contents: one line per turn heading, numbered as the turns (from
+    ``first``), linking to its anchor, with its time (the date where it changes)."""
+    if not heads:
+        return ""
+    lines = [CONTENTS, "\n"] if not indent else []
+    date: str | None = renderer.toc_date
+    for n, entry in enumerate(heads, first):
+        title = turn_title(entry) if renderer.is_start(entry) else renderer.who(entry)
+        time = when(entry)
+        if time:
+            short, date = short_time(time, date)
+            lines.append(f"{indent}{n}. [{title}](#turn-{n}) · {short}\n")
+        else:
+            lines.append(f"{indent}{n}. [{title}](#turn-{n})\n")
+    renderer.toc_date = date
+    return "".join(lines)
+
+
+def _tree_contents(segs: list[Segment], runs: list[Run], titles: dict[int, str]) -> str:
+    """The table of contents of the tree layout: each segment, its turns below it."""
+    from .render import Renderer as _R  # (only for the plain who/start helpers)
+
+    helper = _R.__new__(_R)
+    helper.toc_date = None
+    lines = [CONTENTS, "\n"]
+    first = 1
+    for seg, run in zip(segs, runs, strict=True):
+        if seg is segs[0]:
+            if not seg.entries:
+                continue
+            lines.append("- Shared history\n")
+        else:
+            lines.append(f"- Branch {seg.number}: {esc.inline(titles[id(seg)], 80)}\n")
+        # a nested list under the item; its first number is that of its first turn
+        lines.append(_contents(run.heads, helper, first, "  "))
+        first += run.turns
+    return "".join(lines) if len(lines) > 2 else ""
+
+
+def _tree(
+    doc: Document, segs: list[Segment], runs: list[Run], renderer: Renderer, titles: dict[int, str]
+) -> Iterator[list[str]]:
     """The trunk once under "Shared history", then each branch under its own heading."""
-    labels = doc.labels()
     trunk = segs[0]
+    last_turn: dict[int, str] = {}  # id of a segment -> the reference to its last turn
     for seg, run in zip(segs, runs, strict=True):
         if seg is trunk:
             if not seg.entries:
@@ -299,26 +350,22 @@ def _tree(doc: Document, segs: list[Segment], runs: list[Run], renderer: Rendere
             if len(segs) > 1:
                 head.append(f"*The {len(segs) - 1} branches below continue from here.*\n")
         else:
-            title = esc.inline(branch_title(seg, labels), 80)
+            title = esc.inline(titles[id(seg)], 80)
             parent = seg.parent
             if parent is None or parent.last is None:
                 origin = "Starts at its own root."
             else:
-                # the turns of the segments before this one are rendered by now
-                origin = f"Continues from {renderer.last_turn(_lineage(parent))}."
+                # the parent is rendered by now; its reference was kept when it was
+                ref = last_turn.get(id(parent), "the start")
+                where = f" (branch {parent.number})" if parent.number else ""
+                origin = f"Continues from {ref}{where}."
             mark = " The session's current leaf is on this branch." if any(e.id == doc.leaf_id for e in seg.entries) else ""
             head = [f"## Branch {seg.number}: {title}\n", _note_line(origin + mark)]
         yield head
         yield from renderer.batches(run)
-
-
-def _lineage(seg: Segment) -> Iterator[Entry]:
-    """The entries from the end of ``seg`` back to the root, newest first (lazily: the
-    first turn found ends the walk)."""
-    current: Segment | None = seg
-    while current is not None:
-        yield from reversed(current.entries)
-        current = current.parent
+        ref = renderer.last_turn(reversed(seg.entries))
+        parent_ref = last_turn.get(id(seg.parent), "the start") if seg.parent is not None else "the start"
+        last_turn[id(seg)] = ref if ref != "the start" else parent_ref
 
 
 def _note_line(text: str) -> str:
