@@ -109,6 +109,13 @@ def _note(text: str) -> str:
     return f"*{text}*\n"
 
 
+HUGE_TEXT_CHARS = 1 << 20
+"""Message text longer than this (1 Mi characters) is written as a fenced code block,
+not as Markdown: Markdown's block and inline parsers, the writer's and the checker's,
+take time and memory far beyond the text's size on such a text."""
+
+_HUGE_NOTE = _note("A very long text, shown as it is (not as Markdown):")
+
 PREVIEW_CHARS = 80
 """A turn heading's preview of its prompt is cut at this many characters."""
 
@@ -366,25 +373,47 @@ class Renderer:
         return "the start"
 
     def _text(self, text: str | None) -> str:
+        """Message text as Markdown with no trailing newline (see :meth:`_block`)."""
+        if not text:
+            return ""
+        if len(text) > HUGE_TEXT_CHARS:
+            return self._huge(text).rstrip("\n")
         # headings in the text go below the turn's and the message's headings
-        return esc.markdown(text, self.level + 1) if text else ""
+        return esc.markdown(text, self.level + 1)
+
+    def _block(self, text: str) -> str:
+        """Message text as a block ending in a newline, or "" when it shows nothing."""
+        if len(text) > HUGE_TEXT_CHARS:
+            return self._huge(text)  # (built in one piece: no copy to add the newline)
+        body = esc.markdown(text, self.level + 1)
+        return body + "\n" if body else ""
+
+    def _huge(self, text: str) -> str:
+        """A text too long to be read as Markdown (:data:`HUGE_TEXT_CHARS`), in a fenced
+        block: written and checked in time linear in its size, with one copy of it."""
+        self.report.add("text-as-code", None, f"{len(text):,} characters")
+        text = esc.normalize_newlines(text)
+        fence = esc.fence_for(text)
+        end = "" if text.endswith("\n") else "\n"
+        return f"{_HUGE_NOTE}\n{fence}text\n{text}{end}{fence}\n"
 
     def _content(self, content: Content | None, line: int) -> list[str]:
         """Text parts (joined, as one Markdown text) and images, in order."""
         blocks: list[str] = []
         if isinstance(content, str):
             if content:
-                body = self._text(content)
-                if body:
-                    blocks.append(body + "\n")
+                block = self._block(content)
+                if block:
+                    blocks.append(block)
             return blocks
         texts: list[str] = []
 
         def flush() -> None:
-            body = self._text("\n\n".join(texts))
-            if body:
-                blocks.append(body + "\n")
-            texts.clear()
+            if texts:
+                block = self._block("\n\n".join(texts))  # (one text: itself, no copy)
+                if block:
+                    blocks.append(block)
+                texts.clear()
 
         for part in _parts(content):
             if isinstance(part, Text):
@@ -461,9 +490,9 @@ class Renderer:
         content = msg.content
         if isinstance(content, str):
             if content:
-                body = self._text(content)
-                if body:
-                    out.append(body + "\n")
+                block = self._block(content)
+                if block:
+                    out.append(block)
         elif isinstance(content, (tuple, list)):
             texts: list[str] = []
             key = id(entry)
@@ -475,10 +504,10 @@ class Renderer:
                         self.report.add("signatures", line)
                     continue
                 if texts:
-                    body = self._text("\n\n".join(texts))
+                    block = self._block("\n\n".join(texts))
                     texts.clear()
-                    if body:
-                        out.append(body + "\n")
+                    if block:
+                        out.append(block)
                 if isinstance(part, ToolCall):
                     self._call(part, results.get((key, i)), line, out)
                 elif isinstance(part, Reasoning):
@@ -488,9 +517,9 @@ class Renderer:
                 else:
                     out.append(self._unknown_part(part, line))
             if texts:
-                body = self._text("\n\n".join(texts))
-                if body:
-                    out.append(body + "\n")
+                block = self._block("\n\n".join(texts))
+                if block:
+                    out.append(block)
         stop = msg.stop_reason
         if stop == "error":
             out.append(_note("The response failed."))

@@ -257,7 +257,7 @@ def _write_checked(doc: Document, out: IO[bytes], report: Report, head: str, bod
     stream = Stream(section=SECTION_CHARS)
     feed = stream.feed
 
-    def sink(text: str, data: bytes) -> None:
+    def sink(text: str) -> None:
         feed(text)
         if kept is not None:
             kept.append(text)
@@ -373,7 +373,7 @@ def _note_line(text: str) -> str:
 
 
 def emit(
-    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str, bytes], None] | None = None
+    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str], None] | None = None
 ) -> None:
     """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
     pieces of about :data:`FLUSH_CHARS`, as the blocks come. Lone surrogates (from
@@ -382,8 +382,16 @@ def emit(
     pending: list[str] = [head]
     size = len(head)
     for blocks in body:
-        pending += blocks
         for block in blocks:
+            if len(block) >= FLUSH_CHARS:
+                # A block this large is written by itself, not copied into a joined piece:
+                # what is pending and the separator first, then the block.
+                pending.append("")
+                _write(out, report, "\n".join(pending), sink)
+                _write(out, report, block, sink)
+                pending, size = [""], 0
+                continue
+            pending.append(block)
             size += len(block)
         if size >= FLUSH_CHARS:
             _write(out, report, "\n".join(pending), sink)
@@ -394,14 +402,24 @@ def emit(
         _write(out, report, "\n".join(pending), sink)
 
 
-def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str, bytes], None] | None = None) -> None:
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        count = len(_SURROGATE.findall(text))
-        report.add("surrogates-replaced", count=count)
-        text = _SURROGATE.sub("\ufffd", text)
-        data = text.encode("utf-8")
-    out.write(data)
+def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None] | None = None) -> None:
+    if len(text) > FLUSH_CHARS:
+        # A large piece (one huge block) is encoded a slice at a time: its bytes are never
+        # all in memory beside the text. (Slices of a str encode independently.)
+        if _SURROGATE.search(text):
+            report.add("surrogates-replaced", count=len(_SURROGATE.findall(text)))
+            text = _SURROGATE.sub("\ufffd", text)
+        for start in range(0, len(text), FLUSH_CHARS):
+            out.write(text[start : start + FLUSH_CHARS].encode("utf-8"))
+    else:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            count = len(_SURROGATE.findall(text))
+            report.add("surrogates-replaced", count=count)
+            text = _SURROGATE.sub("\ufffd", text)
+            data = text.encode("utf-8")
+        out.write(data)
+        del data
     if sink is not None:
-        sink(text, data)
+        sink(text)
