@@ -133,12 +133,19 @@ def short_time(when_text: str, last_date: str | None) -> tuple[str, str | None]:
 
 
 def preview(content: Content | None, fallback: str) -> str:
-    """The first words of a message's text, as heading text (escaped, one line); the
-    text is cut before it is folded, so a huge message costs no more than a small one."""
+    """The first line of a message's text, as heading text (escaped), cut at
+    :data:`PREVIEW_CHARS` with "..." (ASCII: a heading of plain ASCII or Latin-1 text
+    keeps the checker's buffer narrow, even beside a huge ASCII message). Only the start
+    of the text is read, so a huge message costs no more than a small one."""
     for part in _parts(content):
         if isinstance(part, Text) and part.text and not part.text.isspace():
-            text = part.text[: PREVIEW_CHARS * 4].strip()
-            return esc.inline(text, PREVIEW_CHARS)
+            head = esc.normalize_newlines(part.text[: PREVIEW_CHARS * 4])
+            line = esc.one_line(next((x for x in head.split("\n") if x.strip()), ""))
+            if not line:
+                continue  # (white space all through its start)
+            if len(line) > PREVIEW_CHARS:
+                line = line[: PREVIEW_CHARS - 3].rstrip() + "..."
+            return esc.inline(line)
     return fallback
 
 
