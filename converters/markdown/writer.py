@@ -330,8 +330,11 @@ def _tree_contents(segs: list[Segment], runs: list[Run], titles: dict[int, str])
             lines.append("- Shared history\n")
         else:
             lines.append(f"- Branch {seg.number}: {esc.inline(titles[id(seg)], 80)}\n")
-        # a nested list under the item; its first number is that of its first turn
-        lines.append(_contents(run.heads, helper, first, "  "))
+        # A nested list under the item, its first number that of its first turn; after a
+        # blank line (a list that does not start at 1 cannot interrupt a paragraph).
+        nested = _contents(run.heads, helper, first, "  ")
+        if nested:
+            lines.append("\n" + nested)
         first += run.turns
     return "".join(lines) if len(lines) > 2 else ""
 
