@@ -176,6 +176,27 @@ def turn_title(entry: Entry) -> str:
     return "Turn"
 
 
+def who(entry: Entry) -> str:
+    """The heading text of a message that does not start a turn (an assistant response,
+    an extension message, a tool result with no call on the path; escaped Markdown)."""
+    msg = entry.message
+    if isinstance(msg, AssistantMessage):
+        model = msg.model
+        return f"Assistant ({esc.inline(model.model, 80)})" if model is not None and model.model else "Assistant"
+    if isinstance(msg, ToolResult):
+        return f"Tool result {esc.code_span(msg.tool_name or 'unknown tool', 80)}"
+    if isinstance(msg, ExtensionMessage):
+        hidden = " (hidden)" if msg.display is False else ""
+        return f"Extension message · {esc.inline(msg.extension_type or 'unnamed', 80)}{hidden}"
+    role = msg.role if isinstance(msg, UnknownMessage) else None
+    return f"Message with unknown role {esc.code_span(str(role), 80)}"
+
+
+def head_title(entry: Entry) -> str:
+    """What an entry's turn heading (and its line in the contents) says after the number."""
+    return turn_title(entry) if starts_turn(entry) else who(entry)
+
+
 _TURN_WHO = {UserMessage: "User", ShellCommand: "Shell command (user)"}
 
 
@@ -343,27 +364,6 @@ class Renderer:
         kind = _TURN_WHO.get(type(entry.message)) if entry.message is not None else None
         lead = f"{kind} · " if kind else ""
         out.append(f'<a id="turn-{turn}"></a>*{lead}{meta}*\n')
-
-    toc_date: str | None = None  # the date of the last line of the table of contents
-
-    @staticmethod
-    def is_start(entry: Entry) -> bool:
-        return starts_turn(entry)
-
-    def who(self, entry: Entry) -> str:
-        """The heading text of a message that has a turn heading without starting a
-        turn (an assistant response, say, at the start of a branch)."""
-        msg = entry.message
-        if isinstance(msg, AssistantMessage):
-            model = msg.model
-            return f"Assistant ({esc.inline(model.model, 80)})" if model is not None and model.model else "Assistant"
-        if isinstance(msg, ToolResult):
-            return f"Tool result {esc.code_span(msg.tool_name or 'unknown tool', 80)}"
-        if isinstance(msg, ExtensionMessage):
-            hidden = " (hidden)" if msg.display is False else ""
-            return f"Extension message · {esc.inline(msg.extension_type or 'unnamed', 80)}{hidden}"
-        role = msg.role if isinstance(msg, UnknownMessage) else None
-        return f"Message with unknown role {esc.code_span(str(role), 80)}"
 
     def _ref(self, entry_id: str | None) -> str:
         if entry_id is None:

@@ -37,7 +37,7 @@ from piconv.ir import (
 from . import escape as esc
 from . import frontmatter
 from .images import Images
-from .render import Renderer, Run, short_time, turn_title, when
+from .render import Renderer, Run, head_title, short_time, when
 from .tree import Segment, branch_titles, segments
 
 FLUSH_CHARS = 1 << 20
@@ -201,7 +201,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
     else:
         run = renderer.plan(rendered)
         turns = run.turns
-        toc = _contents(run.heads, renderer, 1)
+        toc = _contents(run.heads, 1)[0]
         body = renderer.batches(run)
     report.entries_written = len(rendered)
     fm_segments = len(segs) - (0 if segs[0].entries else 1) if all_branches else None
@@ -296,33 +296,29 @@ def tell(out: IO[bytes]) -> int | None:
 CONTENTS = "**Contents**\n"
 
 
-def _contents(heads: list[Entry], renderer: Renderer, first: int, indent: str = "") -> str:
+def _contents(heads: list[Entry], first: int, indent: str = "", date: str | None = None) -> tuple[str, str | None]:
     """The table of contents: one line per turn heading, numbered as the turns (from
-    ``first``), linking to its anchor, with its time (the date where it changes)."""
+    ``first``), linking to its anchor, with its time (the date where it changes from
+    ``date``); and the date of its last line."""
     if not heads:
-        return ""
+        return "", date
     lines = [CONTENTS, "\n"] if not indent else []
-    date: str | None = renderer.toc_date
     for n, entry in enumerate(heads, first):
-        title = turn_title(entry) if renderer.is_start(entry) else renderer.who(entry)
+        title = head_title(entry)
         time = when(entry)
         if time:
             short, date = short_time(time, date)
             lines.append(f"{indent}{n}. [{title}](#turn-{n}) · {short}\n")
         else:
             lines.append(f"{indent}{n}. [{title}](#turn-{n})\n")
-    renderer.toc_date = date
-    return "".join(lines)
+    return "".join(lines), date
 
 
 def _tree_contents(segs: list[Segment], runs: list[Run], titles: dict[int, str]) -> str:
     """The table of contents of the tree layout: each segment, its turns below it."""
-    from .render import Renderer as _R  # (only for the plain who/start helpers)
-
-    helper = _R.__new__(_R)
-    helper.toc_date = None
     lines = [CONTENTS, "\n"]
     first = 1
+    date: str | None = None
     for seg, run in zip(segs, runs, strict=True):
         if seg is segs[0]:
             if not seg.entries:
@@ -332,7 +328,7 @@ def _tree_contents(segs: list[Segment], runs: list[Run], titles: dict[int, str])
             lines.append(f"- Branch {seg.number}: {esc.inline(titles[id(seg)], 80)}\n")
         # A nested list under the item, its first number that of its first turn; after a
         # blank line (a list that does not start at 1 cannot interrupt a paragraph).
-        nested = _contents(run.heads, helper, first, "  ")
+        nested, date = _contents(run.heads, first, "  ", date)
         if nested:
             lines.append("\n" + nested)
         first += run.turns
