@@ -61,7 +61,7 @@ def _formats(
     validate: bool,
     recover_glued: bool,
 ) -> list[_Format]:
-    converters = []
+    converters: list[Any] = []
     for name in names:
         conv = registry.get(name)  # unknown names raise PluginError before anything is written
         if conv.name not in (c.name for c in converters):
