@@ -135,3 +135,22 @@ def test_a_program_using_the_api_is_checked_against_its_types(laid_out: Path) ->
     done = _mypy(laid_out, "wrong.py")
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'Incompatible return value type (got "str | None", expected "int")' in done.stdout
+
+
+def test_every_lazy_name_is_a_re_export_type_checkers_see() -> None:
+    """``piconv.X`` is imported on first use (``_EXPORTS``); the ``TYPE_CHECKING`` block
+    must name each one as ``from .m import X as X`` or strict importers get an error."""
+    import ast
+
+    import piconv
+
+    tree = ast.parse((ROOT / "core" / "__init__.py").read_text())
+    seen: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
+                for alias in stmt.names:
+                    assert alias.asname == alias.name, f"{alias.name}: write it as '{alias.name} as {alias.name}'"
+                    seen[alias.name] = (stmt.module or "").lstrip(".")
+    assert seen == piconv._EXPORTS
