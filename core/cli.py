@@ -1,8 +1,9 @@
 """The command line. Thin: parse arguments, call the library, map errors to exit codes.
 
-Exit codes: 0 success (problems in the input are reported, not fatal), 1 a bulk run with
-failures or an unexpected error, 2 usage, 3 unreadable input, 4 unknown format or plugin
-error, 5 output failed validation, 6 the output cannot be written.
+Exit codes: 0 success (problems in the input are reported, not fatal), 1 a directory run
+in which some sessions failed, 2 usage, 3 unreadable input, 4 unknown format or plugin
+error, 5 output failed validation, 6 the output cannot be written, 70 an internal error
+(:data:`piconv.errors.INTERNAL_ERROR`).
 """
 
 from __future__ import annotations
@@ -39,12 +40,13 @@ EPILOG = """examples:
 
 exit codes:
   0  done (problems in the input are reported, not fatal)
-  1  a directory run with failures, or an unexpected error
+  1  a directory run in which some sessions failed (the others are written)
   2  usage
   3  unreadable input
   4  unknown format or plugin error
   5  the output failed validation
   6  the output cannot be written where asked
+  70 internal error: a bug in piconv or a plugin (--debug shows the traceback)
 """
 
 
@@ -184,8 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: one clear line, no traceback
         if debug:
             raise
-        print(f"piconv: error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
-        return 1
+        from .errors import INTERNAL_ERROR
+
+        print(
+            f"piconv: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
 
 
 def _convert(args: list[str]) -> int:
