@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from piconv import cli, errors
 
 REPO = Path(__file__).resolve().parent.parent

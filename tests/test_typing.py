@@ -151,6 +151,8 @@ def test_every_lazy_name_is_a_re_export_type_checkers_see() -> None:
             for stmt in node.body:
                 assert isinstance(stmt, ast.ImportFrom), ast.unparse(stmt)
                 for alias in stmt.names:
-                    assert alias.asname == alias.name, f"{alias.name}: write it as '{alias.name} as {alias.name}'"
+                    assert alias.asname == alias.name, (
+                        f"{alias.name}: write it as '{alias.name} as {alias.name}'"
+                    )
                     seen[alias.name] = (stmt.module or "").lstrip(".")
     assert seen == piconv._EXPORTS
