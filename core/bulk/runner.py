@@ -7,6 +7,7 @@ index; workers only read their session and write its outputs.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -105,9 +106,8 @@ def run_bulk(
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
     ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``)."""
     from .. import __version__
-    from ..errors import OutputError, UsageError
+    from ..errors import UsageError
     from ..registry import get_registry
-    from .executors import default_jobs, run_dask, run_inline, run_local
 
     started = time.perf_counter()
     registry = registry or get_registry()
@@ -125,6 +125,42 @@ def run_bulk(
     real_in, real_out = os.path.realpath(input_dir), os.path.realpath(output_dir)
     if real_out == real_in:
         raise UsageError("the output directory must not be the input directory", path=output_dir)
+    run = functools.partial(
+        _run, started, input_dir, output_dir, real_in, real_out, fmts, jobs, timeout, force, executor,
+        validate, recover_glued, quiet, progress_stream,
+    )
+    if executor != "dask":
+        return run(None)
+    # The cluster is reached and checked before OUTDIR is created or locked.
+    from .cluster import connected, describe
+
+    expected = {"piconv": __version__, "formats": {f.name: describe(registry.get(f.name)) for f in fmts}}
+    with connected(client, scheduler, expected, real_in, real_out) as dask_client:
+        return run((dask_client, expected))
+
+
+def _run(
+    started: float,
+    input_dir: str,
+    output_dir: str,
+    real_in: str,
+    real_out: str,
+    fmts: list[_Format],
+    jobs: int | None,
+    timeout: float | None,
+    force: bool,
+    executor: str,
+    validate: bool,
+    recover_glued: bool,
+    quiet: bool,
+    progress_stream: TextIO | None,
+    dask: tuple[Any, dict[str, Any]] | None,
+) -> Summary:
+    """The run itself, once the arguments (and a Dask cluster) passed their checks."""
+    from .. import __version__
+    from ..errors import OutputError
+    from .executors import default_jobs, run_dask, run_inline, run_local
+
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as exc:
@@ -155,8 +191,8 @@ def run_bulk(
                 progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
             ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
             results: Iterator[dict[str, Any]]
-            if executor == "dask":
-                results = run_dask(ordered, client=client, scheduler=scheduler)
+            if dask is not None:
+                results = run_dask(ordered, *dask)
             elif n_jobs == 1 or len(ordered) <= 1:
                 results = run_inline(ordered)
             else:
