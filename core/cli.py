@@ -50,6 +50,17 @@ exit codes:
 """
 
 
+def _version_line() -> str:
+    """The version, and whether the optional C accelerator was built (``pip install``
+    goes on without it where there is no C compiler; see docs/performance.md)."""
+    if os.environ.get("PICONV_PURE_PYTHON"):
+        return f"piconv {__version__} (C accelerator: off, PICONV_PURE_PYTHON is set)"
+    import importlib.util
+
+    built = importlib.util.find_spec(f"{__package__}._speedups") is not None  # found, not imported
+    return f"piconv {__version__} (C accelerator: {'built' if built else 'not built: pure Python, slower'})"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message} (see piconv --help)")
@@ -70,7 +81,7 @@ def _main_parser() -> _Parser:
     p.add_argument("--list-plugins", action="store_true", help="list the loaded plugins and their hooks")
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
-    p.add_argument("--version", action="version", version=f"piconv {__version__}")
+    p.add_argument("--version", action="version", version=_version_line())
     bulk = p.add_argument_group("directory input")
     bulk.add_argument(
         "--jobs",
@@ -163,7 +174,7 @@ def _show_warning(message: Any, category: type[Warning], *rest: Any, **kw: Any) 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:  # answered before anything is imported
-        print(f"piconv {__version__}")
+        print(_version_line())
         return 0
     debug = "--debug" in args
     try:
@@ -267,12 +278,15 @@ def _help_format(name: str) -> int:
     parser = argparse.ArgumentParser(prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False)
     _add_format_options(parser, [conv])
     parser.print_help()
-    print(f"\nmapping document: {conv.mapping_doc}")
+    from .docpath import shown
+
+    print(f"\nmapping document: {shown(conv.mapping_doc)}")
     return 0
 
 
 def _list_formats(as_json: bool) -> int:
     from .api import formats
+    from .docpath import locate
 
     rows = [
         {
@@ -285,6 +299,7 @@ def _list_formats(as_json: bool) -> int:
             "distribution": c.distribution,
             "version": c.version,
             "mapping_doc": c.mapping_doc,
+            "mapping_doc_path": locate(c.mapping_doc),
             "options": [o.flag for o in c.options],
         }
         for c in formats()
@@ -297,7 +312,7 @@ def _list_formats(as_json: bool) -> int:
     for r in rows:
         alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
         print(f"{r['name']}{alias}  {r['extension']}  {r['summary']}")
-        print(f"    from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc']}")
+        print(f"    from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}")
     return 0
 
 
