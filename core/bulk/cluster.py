@@ -13,10 +13,9 @@ The scheduler is ``--scheduler`` or, as in Dask itself, ``DASK_SCHEDULER_ADDRESS
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InputError, OutputError, PluginError, UsageError
@@ -118,13 +117,26 @@ def import_distributed() -> Any:
     return dask.distributed
 
 
-@contextlib.contextmanager
-def connected(
+class Cluster:
+    """A client whose workers passed the check, with the client's facts they were checked
+    against (for :func:`run_checked`). ``close()`` closes the client if it was made here."""
+
+    def __init__(self, client: Any, expected: dict[str, Any], own: bool) -> None:
+        self.client = client
+        self.expected = expected
+        self.own = own
+
+    def close(self) -> None:
+        if self.own:
+            self.client.close()
+
+
+def connect(
     client: Any, scheduler: str | None, expected: dict[str, Any], input_dir: str, output_dir: str
-) -> Iterator[Any]:
+) -> Cluster:
     """``client``, or a new client of the scheduler, once every worker passed the check
     against ``expected`` (the client's :func:`facts`, from the run's own registry). A
-    client made here is closed on the way out, whatever happens."""
+    client made here is closed again when the check fails."""
     distributed = import_distributed()
     own = client is None
     if own:
@@ -138,12 +150,13 @@ def connected(
             client = distributed.Client(address)
         except (OSError, TimeoutError) as exc:
             raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    cluster = Cluster(client, expected, own)
     try:
         check(client, expected, input_dir, output_dir)
-        yield client
-    finally:
-        if own:
-            client.close()
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
 
 
 def check(client: Any, expected: dict[str, Any], input_dir: str, output_dir: str) -> None:

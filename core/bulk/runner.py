@@ -7,13 +7,13 @@ index; workers only read their session and write its outputs.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import hashlib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
@@ -32,6 +32,9 @@ from .progress import Progress
 from .summary import Summary
 from .timelimit import DEFAULT_SECONDS
 from .worker import FormatSpec, Task, clean_temps
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +109,9 @@ def run_bulk(
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
     ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``)."""
     from .. import __version__
-    from ..errors import UsageError
+    from ..errors import OutputError, UsageError
     from ..registry import get_registry
+    from .executors import default_jobs, run_dask, run_inline, run_local
 
     started = time.perf_counter()
     registry = registry or get_registry()
@@ -125,52 +129,19 @@ def run_bulk(
     real_in, real_out = os.path.realpath(input_dir), os.path.realpath(output_dir)
     if real_out == real_in:
         raise UsageError("the output directory must not be the input directory", path=output_dir)
-    run = functools.partial(
-        _run, started, input_dir, output_dir, real_in, real_out, fmts, jobs, timeout, force, executor,
-        validate, recover_glued, quiet, progress_stream,
-    )
-    if executor != "dask":
-        return run(None)
-    # The cluster is reached and checked before OUTDIR is created or locked.
-    from .cluster import connected, describe
-
-    expected = {"piconv": __version__, "formats": {f.name: describe(registry.get(f.name)) for f in fmts}}
-    with connected(client, scheduler, expected, real_in, real_out) as dask_client:
-        return run((dask_client, expected))
-
-
-def _run(
-    started: float,
-    input_dir: str,
-    output_dir: str,
-    real_in: str,
-    real_out: str,
-    fmts: list[_Format],
-    jobs: int | None,
-    timeout: float | None,
-    force: bool,
-    executor: str,
-    validate: bool,
-    recover_glued: bool,
-    quiet: bool,
-    progress_stream: TextIO | None,
-    dask: tuple[Any, dict[str, Any]] | None,
-) -> Summary:
-    """The run itself, once the arguments (and a Dask cluster) passed their checks."""
-    from .. import __version__
-    from ..errors import OutputError
-    from .executors import default_jobs, run_dask, run_inline, run_local
-
+    # A Dask cluster is reached and checked before OUTDIR is created or locked.
+    cluster = _cluster(registry, fmts, client, scheduler, real_in, real_out) if executor == "dask" else None
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as exc:
+        _close(cluster)
         raise OutputError(f"cannot create the output directory: {exc.strerror or exc}", path=output_dir) from None
     n_jobs = jobs or default_jobs()
     summary = Summary(
         real_in, real_out, [f.name for f in fmts], executor, n_jobs if executor == "local" else None
     )
 
-    with locked(output_dir):
+    with contextlib.closing(cluster) if cluster else contextlib.nullcontext(), locked(output_dir):
         summary.temps_removed = clean_temps(real_out)
         manifest = Manifest(real_out)
         summary.manifest_dropped = manifest.dropped
@@ -191,8 +162,8 @@ def _run(
                 progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
             ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
             results: Iterator[dict[str, Any]]
-            if dask is not None:
-                results = run_dask(ordered, *dask)
+            if cluster is not None:
+                results = run_dask(ordered, cluster.client, cluster.expected)
             elif n_jobs == 1 or len(ordered) <= 1:
                 results = run_inline(ordered)
             else:
@@ -228,6 +199,21 @@ def _run(
                 summary.fatal = summary.fatal or f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _cluster(
+    registry: Any, fmts: list[_Format], client: Any, scheduler: str | None, real_in: str, real_out: str
+) -> Cluster:
+    from .. import __version__
+    from .cluster import connect, describe
+
+    expected = {"piconv": __version__, "formats": {f.name: describe(registry.get(f.name)) for f in fmts}}
+    return connect(client, scheduler, expected, real_in, real_out)
+
+
+def _close(cluster: Cluster | None) -> None:
+    if cluster is not None:
+        cluster.close()
 
 
 DISK_ERRORS = frozenset({"ENOSPC", "EDQUOT", "EROFS"})
