@@ -104,11 +104,16 @@ def test_the_scheduler_comes_from_dask_scheduler_address(
     assert _lock_is_free(out)
 
 
-def test_no_scheduler_is_a_usage_error_before_anything_is_created(sessions: Path, tmp_path: Path) -> None:
+def test_no_scheduler_is_a_usage_error_before_anything_is_created(
+    monkeypatch: pytest.MonkeyPatch, sessions: Path, tmp_path: Path
+) -> None:
+    import dask.config
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     out = tmp_path / "out"
-    run = _piconv(str(sessions), "--to", "ir", "-o", str(out), "--executor", "dask")
-    assert run.returncode == 2, run.stderr
-    assert "--executor dask needs --scheduler ADDRESS or DASK_SCHEDULER_ADDRESS" in run.stderr
+    with dask.config.set({"scheduler-address": None}), pytest.raises(UsageError) as caught:
+        run_bulk(str(sessions), str(out), ["ir"], executor="dask", quiet=True)
+    assert "--executor dask needs --scheduler ADDRESS or DASK_SCHEDULER_ADDRESS" in str(caught.value)
     assert not out.exists()
 
 
