@@ -102,7 +102,7 @@ def _main_parser() -> _Parser:
     )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
-    bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address")
+    bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address (default: $DASK_SCHEDULER_ADDRESS)")
     return p
 
 
