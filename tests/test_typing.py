@@ -129,12 +129,17 @@ def test_a_program_using_the_api_is_checked_against_its_types(laid_out: Path) ->
         """
         def wrong(path: str) -> int:
             return piconv.load(path).leaf_id
+
+        bad_option = Option(flag=1, help="a number is not a flag")
+        no_write = Converter(name="x", summary="x", extension=".x", media_type="text/plain")
         """
     )
     (laid_out / "wrong.py").write_text(wrong)
     done = _mypy(laid_out, "wrong.py")
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'Incompatible return value type (got "str | None", expected "int")' in done.stdout
+    assert 'Argument "flag" to "Option" has incompatible type "int"; expected "str"' in done.stdout
+    assert 'Missing positional argument "write" in call to "Converter"' in done.stdout
 
 
 def test_every_lazy_name_is_a_re_export_type_checkers_see() -> None:
