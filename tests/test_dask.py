@@ -47,7 +47,7 @@ def cluster() -> Iterator[Any]:
 @pytest.fixture
 def client(cluster: Any) -> Iterator[Any]:
     with distributed.Client(cluster) as c:
-        c.wait_for_workers(2, timeout=60)
+        c.wait_for_workers(1, timeout=180)  # the last test kills one; its nanny restarts it
         yield c
 
 
@@ -204,6 +204,33 @@ def test_usage_errors_come_before_the_cluster_and_the_output_directory(tmp_path:
     assert not (tmp_path / "out").exists()
 
 
+def test_the_lock_is_released_when_the_run_is_interrupted(
+    client: Any, sessions: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    stop = threading.Event()
+
+    class Interrupting:
+        """A progress stream that raises KeyboardInterrupt at the first failure line."""
+
+        def write(self, text: str) -> int:
+            if "failed" in text:
+                stop.set()
+                raise KeyboardInterrupt
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return False
+
+    (sessions / "broken.jsonl").write_bytes(b"not a session\n")
+    with pytest.raises(KeyboardInterrupt):
+        run_bulk(str(sessions), str(out), ["ir"], client=client, progress_stream=Interrupting())
+    assert stop.is_set() and _lock_is_free(out)
+
+
 # --------------------------------------------------------------------------- a worker killed mid-run
 
 SLOW = """\
@@ -244,6 +271,8 @@ def _kill_the_worker_holding_slow(client: Any, src: Path, out: Path, tmp_path: P
 
 
 def test_a_worker_killed_mid_run(cluster: Any, client: Any, sessions: Path, tmp_path: Path) -> None:
+    """Last in the module: it leaves one worker restarting."""
+    client.wait_for_workers(2, timeout=180)
     (sessions / "slow.jsonl").write_bytes(conversation("slow", "slow"))
     out = tmp_path / "out"
 
@@ -254,7 +283,7 @@ def test_a_worker_killed_mid_run(cluster: Any, client: Any, sessions: Path, tmp_
 
     # With no retry allowed, the files the dead worker held fail (bulk:worker-died), the rest
     # are written, the lock is released, and the next run converts what failed.
-    client.wait_for_workers(2, timeout=60)  # the nanny has restarted the killed one
+    client.wait_for_workers(2, timeout=180)  # the nanny has restarted the killed one (slow when busy)
     allowed = cluster.scheduler.allowed_failures
     cluster.scheduler.allowed_failures = 0
     try:
@@ -267,30 +296,3 @@ def test_a_worker_killed_mid_run(cluster: Any, client: Any, sessions: Path, tmp_
     assert not (tmp_path / "out2" / "slow.json").exists() and _lock_is_free(tmp_path / "out2")
     rerun = run_bulk(str(sessions), str(tmp_path / "out2"), ["ir"], client=client, quiet=True)
     assert (rerun.converted, rerun.up_to_date, rerun.failed) == (len(failed), again.converted, 0)
-
-
-def test_the_lock_is_released_when_the_run_is_interrupted(
-    client: Any, sessions: Path, tmp_path: Path
-) -> None:
-    out = tmp_path / "out"
-    stop = threading.Event()
-
-    class Interrupting:
-        """A progress stream that raises KeyboardInterrupt at the first failure line."""
-
-        def write(self, text: str) -> int:
-            if "failed" in text:
-                stop.set()
-                raise KeyboardInterrupt
-            return len(text)
-
-        def flush(self) -> None:
-            pass
-
-        def isatty(self) -> bool:
-            return False
-
-    (sessions / "broken.jsonl").write_bytes(b"not a session\n")
-    with pytest.raises(KeyboardInterrupt):
-        run_bulk(str(sessions), str(out), ["ir"], client=client, progress_stream=Interrupting())
-    assert stop.is_set() and _lock_is_free(out)
