@@ -25,7 +25,7 @@ import pytest
 from piconv.bulk import run_bulk
 from piconv.bulk.cluster import facts, run_checked
 from piconv.bulk.worker import FormatSpec, Task
-from piconv.errors import InputError, PluginError, UsageError
+from piconv.errors import InputError, OutputError, PluginError, UsageError
 from test_bulk import conversation
 
 SESSIONS = 6
@@ -179,6 +179,26 @@ def test_an_input_a_worker_cannot_read_is_one_error_up_front(
     # The same cluster, readable again: the run goes through.
     summary = run_bulk(str(sessions), str(tmp_path / "out"), ["ir"], client=client, quiet=True)
     assert (summary.converted, summary.failed) == (SESSIONS, 0)
+
+
+def test_an_output_directory_a_worker_cannot_write_is_one_error_up_front(
+    client: Any, sessions: Path, tmp_path: Path
+) -> None:
+    deny = (
+        "import os, types, piconv.bulk.cluster as c\n"
+        "c.os = types.SimpleNamespace(**{**vars(os), 'access': lambda path, mode: False})\n"
+    )
+    _on_workers(client, deny)
+    try:
+        with pytest.raises(OutputError) as caught:
+            run_bulk(str(sessions), str(tmp_path / "new" / "out"), ["ir"], client=client, quiet=True)
+    finally:
+        _on_workers(client, "import os, piconv.bulk.cluster as c; c.os = os")
+    message = str(caught.value)
+    # OUTDIR does not exist yet: the directory it will be made in is what must be writable
+    assert message.startswith(f"{tmp_path / 'new' / 'out'}: not writable from Dask workers (tcp://127.0.0.1:")
+    assert f"{tmp_path}: not writable" in message and caught.value.exit_code == 6
+    assert not (tmp_path / "new").exists()
 
 
 def test_a_worker_that_joins_after_the_check_converts_nothing_with_other_code(tmp_path: Path) -> None:
