@@ -70,6 +70,14 @@ class Mapper:
         pair = self.asf_ids.get(pi_id) if pi_id is not None else None
         return pair[which] if pair else None
 
+    def unwritable_parameters(self, msg: ir.SystemMessage, line: int) -> None:
+        """Reports the tools of ``msg`` whose parameters are no JSON object: an Open
+        Responses tool has none then (the value stays in the entry's ``pi`` member)."""
+        for spec in msg.tools_added or ():
+            if spec.parameters is not None and type(spec.parameters) is not dict:
+                kind = type(spec.parameters).__name__
+                self.report.add("tool-parameters-kept-aside", line, f"tool {spec.name!r}: parameters are a {kind}")
+
     # ------------------------------------------------------------------ entries
 
     def map_body(
@@ -108,7 +116,9 @@ class Mapper:
         if cls is ir.Compaction:
             return self.map_compaction(entry, body, state, left, parent), state
         if cls is ir.BranchSummary:
-            out: JSONDict = {"from": self.ref(body.from_id) or parent, "summary": summary_item(body.summary)}
+            # A summary whose fromId names no written entry points at the entry it hangs
+            # below; at a root that is the root's config line ("" until it is written).
+            out: JSONDict = {"from": self.ref(body.from_id) or parent or "", "summary": summary_item(body.summary)}
             if self.ref(body.from_id) is None:
                 self.report.add(
                     "branch-from-unresolved", line, f"fromId {body.from_id!r} names no written entry"
@@ -176,6 +186,7 @@ class Mapper:
         if cls is not ir.UnknownMessage and msg.extra:
             m["extra"] = dict(msg.extra)
         if cls is ir.SystemMessage:
+            self.unwritable_parameters(msg, line)
             new = apply_system(state, msg)
             delta: JSONDict = {"instructions": new.instructions()}
             if msg.tools_added:
@@ -423,6 +434,7 @@ class Mapper:
             first_kept = None
         checkpoint = state
         if body.checkpoint is not None:
+            self.unwritable_parameters(body.checkpoint, line)
             checkpoint = apply_system(
                 Settings(state.model, state.provider, state.effort, state.level), body.checkpoint
             )
@@ -432,7 +444,7 @@ class Mapper:
             "summary": summary_item(body.summary),
             "config": checkpoint.full(),
         }
-        if type(body.tokens_before) is int:
+        if type(body.tokens_before) is int and body.tokens_before >= 0:
             out["tokens_before"] = body.tokens_before
         elif body.tokens_before is not None:
             left["tokens_before"] = body.tokens_before

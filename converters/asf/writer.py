@@ -96,6 +96,8 @@ class Writer:
             body["legacy_id"] = entry_id
             if type_ == "compaction" and body.get("first_kept") == "":
                 body["first_kept"] = last  # the anchor just written
+            elif type_ == "branch_summary" and body.get("from") == "":
+                body["from"] = last  # the root's config line just written
             if index == final and left:
                 body["pi"] = left
             last = emit(type_, last if last is not None else parent, ts, body, line)
