@@ -82,6 +82,8 @@ def write_header(
 ) -> None:
     """Write the header line for ``info`` (``entries``: see :func:`header_of`)."""
     head = header_of(info, entries)
+    if not info.id:
+        report.add("session-id-synthesized", info.line or None, f"header id {info.id!r}: ASF needs one")
     try:
         canonical(head)
     except CanonicalError:  # pi's header may hold lone surrogates or big whole numbers too

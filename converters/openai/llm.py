@@ -70,13 +70,15 @@ _ABSENT = object()
 
 
 def _kept(extra: Any, key: str, line: int | None, report: Report) -> str | None:
-    """The JSON text of a member kept in ``extra`` because it is no string (``None`` when
-    there is no such member), reported: the chat format takes strings only there."""
+    """The JSON text of a member kept in ``extra`` because it is no string (``""`` for
+    ``null``; ``None`` when there is no such member), reported: the chat format takes
+    strings only there."""
     value = extra.get(key, _ABSENT) if extra else _ABSENT
     if value is _ABSENT:
         return None
+    text = "" if value is None else js_stringify(value)  # null: as if absent
     report.add(losses.VALUE_STRINGIFIED, line, f"{key}: {js_stringify(value)[:60]}")
-    return js_stringify(value)
+    return text
 
 
 def _text(value: str | None, extra: Any, key: str, line: int | None, report: Report) -> str:
