@@ -69,7 +69,7 @@ def bash_execution_to_text(msg: ShellCommand) -> str:
 _ABSENT = object()
 
 
-def _kept(extra: Any, key: str, line: int | None, report: Report) -> str | None:
+def kept_text(extra: Any, key: str, line: int | None, report: Report) -> str | None:
     """The JSON text of a member kept in ``extra`` because it is no string (``""`` for
     ``null``; ``None`` when there is no such member), reported: the chat format takes
     strings only there."""
@@ -86,7 +86,7 @@ def _text(value: str | None, extra: Any, key: str, line: int | None, report: Rep
     another type, or (absent) the empty string; all but the first reported."""
     if value is not None:
         return value
-    kept = _kept(extra, key, line, report)
+    kept = kept_text(extra, key, line, report)
     if kept is None:
         report.add(losses.VALUE_STRINGIFIED, line, f"{key}: absent")
         return ""
@@ -156,7 +156,8 @@ def convert_to_llm(
                 {
                     "role": "toolResult",
                     "toolCallId": _text(m.call_id, m.extra, "toolCallId", line, report),
-                    "toolName": m.tool_name if m.tool_name is not None else _kept(m.extra, "toolName", line, report),
+                    "toolName": m.tool_name,  # sent only for some targets: see chat.py
+                    "extra": m.extra,
                     "content": _parts(m.content, line, report, strings_ok=False),
                     "isError": m.is_error,
                     "line": line,
