@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -92,3 +94,21 @@ def test_the_command_line_exits_with_documented_codes(name: str, data: bytes, tm
     assert accounting["lines_read"] == hostile.physical_lines(data)
     code, err = _cli("inspect", str(source), "--json")
     assert code == 0, err
+
+
+@settings(FUZZ, max_examples=max(2, FUZZ.max_examples // 10))
+@given(data=hostile.sessions())
+def test_the_installed_command_exits_with_documented_codes(data: bytes, tmp_path: Path) -> None:
+    """The same through ``python -m piconv`` in a process of its own (what sets up stdout
+    and stderr for text that is no UTF-8), every format."""
+    source = tmp_path / "hostile.jsonl"
+    source.write_bytes(data)
+    for name in hostile.CONVERTERS:
+        out = tmp_path / f"out-{name}"
+        out.unlink(missing_ok=True)
+        run = subprocess.run(
+            [sys.executable, "-m", "piconv", str(source), "--to", name, "-o", str(out)], capture_output=True
+        )
+        err = run.stderr.decode(errors="replace")
+        assert run.returncode in DOCUMENTED_EXITS, err
+        assert "Traceback" not in err
