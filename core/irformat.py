@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from . import ir
 from .hookspecs import hookimpl
-from .jsonio import dumps
+from .jsonio import dumps, finite, report_nulls
 from .registry import Converter, Option
 from .report import Report
 
@@ -111,6 +111,8 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
     if options.get("with_context"):
         ctx = doc.context(options.get("leaf"))
         value["context"] = to_json(ctx)
+    if any(issue.code == "infinite-number" for issue in doc.issues):
+        value = finite(value)  # as dumps() writes it: null for a number beyond the double range
     if options.get("validate"):
         errors = value_errors(value)
         if errors:
@@ -121,6 +123,7 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
     out.write(dumps(value, indent=bool(options.get("pretty"))))
     out.write(b"\n")
     report.entries_written = len(doc.entries)
+    report_nulls(report, doc.issues)
 
 
 SCHEMA = "schema/ir.schema.json"
