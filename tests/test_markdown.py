@@ -236,6 +236,79 @@ def test_checker_catches_broken_structure() -> None:
         assert check(bad.encode("utf-8")), name
 
 
+_HEAD = '{"type":"session","version":3,"id":"s1"}\n'
+
+
+def _session(tmp_path: Path, *lines: str) -> Document:
+    path = tmp_path / "s.jsonl"
+    path.write_text(_HEAD + "".join(line + "\n" for line in lines), encoding="utf-8")
+    return load(path)
+
+
+@pytest.mark.parametrize(
+    ("ending", "closed"),
+    [
+        ("> ```\n> ~~~\n> ```\n", True),
+        ("> ```\n> ~~~\n> ```", True),
+        ("> > ~~~~\n> > a\n> > ~~~~~\n", True),
+        ("- ```\n  a\n  ```\n", True),
+        ("```\n~~~\n   ```\n", True),
+        ("> ```\n> ~~~\n", False),
+        ("> ````\n> a\n> ```\n", False),
+        ("```\n\n", False),
+        ("```", False),
+        ("- ```\n  a\n", False),
+    ],
+)
+def test_a_fence_at_the_end_is_closed_as_commonmark_reads_it(tmp_path: Path, ending: str, closed: bool) -> None:
+    """A fence that ends the document, inside a container or not: the checker finds it
+    closed exactly where CommonMark does (cmark's reading: a line added in the same
+    container is code only if the fence was left open)."""
+    cmarkgfm = pytest.importorskip("cmarkgfm")
+    prefix = ending[: len(ending) - len(ending.lstrip("> -"))].replace("-", " ")
+    after = ending + ("" if ending.endswith("\n") else "\n") + prefix + "after\n"
+    assert (re.search("<code>[^<]*after", cmarkgfm.markdown_to_html(after)) is None) is closed
+    text, _ = convert(_session(tmp_path, '{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}'))
+    problems = check((text + "\n" + ending).encode("utf-8"))
+    assert (problems == []) is closed, problems
+
+
+def test_a_branch_summary_ending_in_a_fence_passes_the_checker(tmp_path: Path) -> None:
+    doc = _session(tmp_path, '{"type":"branch_summary","id":"b","parentId":null,"summary":"```\\n~~~"}')
+    for all_branches in (False, True):
+        text, _ = convert(doc, all_branches=all_branches)
+        assert text.endswith("> ```\n> ~~~\n> ```\n")
+        assert_valid(text)
+
+
+def test_lone_surrogates_in_front_matter_become_replacement_characters(tmp_path: Path) -> None:
+    """Every front matter string may hold a lone surrogate: it is replaced (and counted)
+    where the body's are, and the checker reads the front matter back."""
+    doc = _session(
+        tmp_path,
+        '{"type":"session_info","id":"n","parentId":null,"name":"name \\udc00"}',
+        '{"type":"model_change","id":"a","parentId":"n","provider":"p\\ud800","modelId":"x"}',
+        '{"type":"model_change","id":"b","parentId":"a","modelId":"half \\ud800 a pair"}',
+        '{"type":"thinking_level_change","id":"c","parentId":"b","thinkingLevel":"\\udfff"}',
+    )
+    for all_branches in (False, True):
+        text, report = convert(doc, all_branches=all_branches)
+        assert_valid(text)
+        fm = front_matter(text)
+        assert fm["title"] == fm["session_name"] == "name \ufffd"
+        assert fm["models"] == ["p\ufffd/x", "half \ufffd a pair"]
+        assert fm["thinking_levels"] == ["\ufffd"]
+        assert report.losses["surrogates-replaced"].count >= 5
+
+
+def test_an_escaped_lone_surrogate_in_front_matter_is_a_problem_not_a_crash() -> None:
+    assert fmod.scalar("a\ud800") == '"a\ud800"'  # left for the writer to replace
+    with pytest.raises(fmod.FrontMatterError, match="lone surrogate"):
+        fmod.parse(['title: "a \\ud800"'])
+    doc = "---\n" + "\n".join(f"{k}: {v}" for k, v in {"title": '"\\ud800"', "models": "[]"}.items()) + "\n---\n"
+    assert check(doc.encode("utf-8")) == ["front matter: line 2: string holds an escaped lone surrogate (not a character)"]
+
+
 # -------------------------------------------------------------------------- options
 
 

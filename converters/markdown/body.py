@@ -37,9 +37,18 @@ _IMAGE_SRC = re.compile(
     re.IGNORECASE,
 )
 
-Placement = tuple[Callable[[int], int], int, int, str]
+Placement = tuple[Callable[[int], int], int, int]
 """What places a section's tokens: the map from a token line to a section line, the
-section's first body line, the parser's line count of the section and its last line."""
+section's first body line and the parser's line count of the section."""
+
+
+def _closed(fence: Any) -> bool:
+    """Whether a fence token has its closing line: its lines are the opening line, the
+    content's lines and, if it was closed, the closing one. Read from the token, not the
+    source line, so a fence inside a container (``> `````) is read as the parser read it."""
+    content = fence.content
+    content_lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return fence.map[1] - fence.map[0] - 1 - content_lines >= 1
 
 
 class Body:
@@ -111,7 +120,7 @@ class Body:
         breaks, which no check reads (what they stand for is known to pass).
         ``headings``: the headings a sentinel stands for, by its line (+ ``skip``) in the
         parsed text (:class:`.sections.Elided`), checked where the sentinel is."""
-        line_of, first, lines, last = place
+        line_of, first, lines = place
         md = parser()
         env = self.env
         offset = self.offset + first + 1
@@ -174,11 +183,8 @@ class Body:
                         self.depth = 0
                 else:
                     problem(where(tok), f"raw HTML block {content[:40]!r}")
-            elif kind == "fence" and final and tok.map and tok.map[1] >= lines:
-                closer = (last if tok.map[1] - tok.map[0] >= 2 else "").strip()
-                indent = len(last) - len(last.lstrip(" ")) if tok.map[1] - tok.map[0] >= 2 else 0
-                if not (indent <= 3 and len(closer) >= len(tok.markup) and closer == tok.markup[0] * len(closer)):
-                    problem(where(tok), "fenced code block runs unterminated to the end")
+            elif kind == "fence" and final and tok.map and tok.map[1] >= lines and not _closed(tok):
+                problem(where(tok), "fenced code block runs unterminated to the end")
 
     def _sentinel_heading(self, section_line: int, text: str, offset: int, place: Placement) -> None:
         """A heading a sentinel stood for, from its line: checked as the parser's tokens of

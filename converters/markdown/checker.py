@@ -30,11 +30,6 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def _last_line(text: str) -> str:
-    end = len(text) - 1 if text.endswith("\n") else len(text)
-    return text[text.rfind("\n", 0, end) + 1 : end] if end > 0 else ""
-
-
 def _below_first_line(text: str) -> str:
     end = text.find("\n")
     return text[end + 1 :] if end >= 0 else ""
@@ -188,12 +183,12 @@ class Stream:
             body.rollback(snap)
             return -1
         if head is not None:
-            body.tokens(head, (_identity, self.line, lines, ""), False)
+            body.tokens(head, (_identity, self.line, lines), False)
         line_of = elided.line if elided.anchors else _identity
         if skip:
             base = line_of
             line_of = lambda index: base(index + 1)  # noqa: E731
-        body.tokens(tokens, (line_of, self.line, lines - skip, _last_line(text)), at_end, elided.headings, skip)
+        body.tokens(tokens, (line_of, self.line, lines - skip), at_end, elided.headings, skip)
         self.at_cut = True
         end = section.end
         return elided.newlines + (1 if end > section.start and buf[end - 1] != "\n" else 0)
@@ -246,5 +241,5 @@ def check_whole(data: bytes) -> list[str]:
     body_text = "\n".join(text.split("\n")[body_start:])
     body = Body(fm, body_start)
     tokens = body.parse(body_text)
-    body.tokens(tokens, (_identity, 0, len(lines), lines[-1] if lines else ""), True)
+    body.tokens(tokens, (_identity, 0, len(lines)), True)
     return body.finish(len(lines))[:MAX_PROBLEMS]

@@ -8,8 +8,12 @@ numbers with a decimal point for floats, ``true``/``false``/``null``). Every YAM
 Strings are JSON strings with the characters YAML treats specially escaped as ``\\uXXXX``
 (line separators, NEL, DEL and the C1 controls, BOM, non-characters), so a value can never
 break out of its line, and so are ``<``, ``>``, ``[`` and ``]``, so a Markdown renderer that
-does not know front matter (and reads it as a paragraph) finds no HTML and no link in it. :func:`parse` reads exactly this subset back, for the checker; it
-rejects anything else, which makes it a strict test of the writer.
+does not know front matter (and reads it as a paragraph) finds no HTML and no link in it.
+A lone surrogate (a ``\\ud800`` escape in a session) is no character: it is left as it is,
+and the writer's one encoding step replaces it with U+FFFD and counts it, in the front
+matter as in the body (:func:`.writer.emit`). :func:`parse` reads exactly this subset back,
+for the checker; it rejects anything else (a lone surrogate too), which makes it a strict
+test of the writer.
 """
 
 from __future__ import annotations
@@ -31,7 +35,10 @@ _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff
 # characters are written as ``\uXXXX`` too (YAML reads the same value), so the front
 # matter holds no markup at all.
 _MARKUP = re.compile("[<>\\[\\]]")
-_UNSAFE = re.compile(_YAML_UNSAFE.pattern[:-1] + "<>\\[\\]]")
+# What :func:`scalar` escapes: the above and the markup characters, but not a lone
+# surrogate (an escape of one would be read back as one, which no UTF-8 text can hold).
+_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff<>\\[\\]]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def scalar(value: Any) -> str:
@@ -137,6 +144,8 @@ def _value(raw: str, lineno: int) -> Any:
         raise FrontMatterError(lineno, "flow collections are not used in this front matter")
     if isinstance(value, str) and _YAML_UNSAFE.search(raw):
         raise FrontMatterError(lineno, "string holds a character YAML reads differently")
+    if isinstance(value, str) and _SURROGATE.search(value):
+        raise FrontMatterError(lineno, "string holds an escaped lone surrogate (not a character)")
     if _MARKUP.search(raw):
         raise FrontMatterError(
             lineno, "holds a raw '<', '>', '[' or ']' (HTML or a link to a renderer that does not know front matter)"
