@@ -309,6 +309,30 @@ def test_a_session_over_the_time_limit_fails_alone(tmp_path: Path, jobs: str) ->
     assert (out / "big.html").is_file()
 
 
+def test_a_time_out_swallowed_once_comes_again_and_nothing_is_left_armed() -> None:
+    """A TimedOut raised where it is only reported (a ``__del__``, a generator closed as it
+    is collected: here a plain ``except``) does not let the task run on past its limit;
+    once the block is left no alarm is pending and the previous handler is back."""
+    import signal
+    import time
+
+    from piconv.bulk.timelimit import TimedOut, time_limit
+
+    before = signal.getsignal(signal.SIGALRM)
+    swallowed = False
+    started = time.monotonic()
+    with pytest.raises(TimedOut), time_limit(0.01):
+        try:
+            time.sleep(5)
+        except TimedOut:
+            swallowed = True
+        time.sleep(5)
+    assert swallowed
+    assert time.monotonic() - started < 5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before
+
+
 def test_the_documented_default_time_limit_is_the_real_one() -> None:
     from piconv.bulk.timelimit import DEFAULT_SECONDS
 

@@ -28,6 +28,12 @@ class TimedOut(BaseException):
     ``except Exception`` cannot swallow it and carry on."""
 
 
+RETRY_SECONDS = 1.0
+"""Once the limit is passed, the alarm comes again this often (or as often as the limit, if
+shorter) until the block is left: a :class:`TimedOut` raised where Python only reports it
+(in a ``__del__``, or a generator closed as it is collected) does not let the task run on."""
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Raise :class:`TimedOut` in this block after ``seconds`` (None or 0: no limit)."""
@@ -35,14 +41,17 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     if not seconds or not usable:
         yield
         return
+    left = [False]  # set first thing on the way out: an alarm from then on raises nothing
 
     def expire(_signum: int, _frame: FrameType | None) -> None:
-        raise TimedOut
+        if not left[0]:
+            raise TimedOut
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, min(seconds, RETRY_SECONDS))
     try:
         yield
     finally:
+        left[0] = True
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
