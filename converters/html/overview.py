@@ -159,7 +159,8 @@ def write_overview(
     """Emit the overview (``<details class="overview">``) through ``emit``."""
     calls = tool_calls(doc)
     buttons = "".join(
-        f'<button type="button" data-act="f-{key}" title="{tip}">{name}</button>' for key, name, tip in FILTERS
+        f'<button type="button" data-act="f-{key}" title="{tip}">{name}</button>'
+        for key, name, tip in FILTERS
     )
     emit(
         '<details class="overview" id="overview"><summary>Session tree '
