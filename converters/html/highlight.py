@@ -9,6 +9,7 @@ highlighted in one page the rest is plain too. Both are options of the converter
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from .escape import text as esc
@@ -178,16 +179,19 @@ class Highlighter:
         self.block_limit = block_limit
         self.remaining = budget
         self.used = False
+        # Escapes a block that stays plain; the page's Ctx replaces it with one that
+        # renders a huge block in pieces, straight into the output.
+        self.defer_plain: Callable[[str], str] = esc
 
     def code(self, source: str, lang: str | None) -> str:
         """Escaped HTML for ``source`` (content of a ``<code>``), highlighted when the
         language is known and the caps allow."""
         if not lang or not source or len(source) > self.block_limit or len(source) > self.remaining:
-            return esc(source)
+            return self.defer_plain(source)
         alias = _NAMES.get(lang.lower())  # looked up before the cache: hostile names stay out of it
         lexer = _lexer(alias) if alias else None
         if lexer is None:
-            return esc(source)
+            return self.defer_plain(source)
         self.remaining -= len(source)
         self.used = True
         return _format(lexer.get_tokens(source))

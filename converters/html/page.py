@@ -338,8 +338,13 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
 
     emit = sink.emit
     label = labels.get
+    expand = ctx.expand
     for item in items:
-        emit(item if isinstance(item, str) else render_entry(ctx, item, pairs, label(item.id)))
+        if isinstance(item, str):
+            emit(item)
+        else:
+            for piece in expand(render_entry(ctx, item, pairs, label(item.id))):
+                emit(piece)
     sink.emit("</main>")
     sink.flush()
     tail = to_utf8(assets.tail())
