@@ -23,6 +23,10 @@ _EXPORTS = {
     "convert": "api",
     "formats": "api",
     "get_format": "api",
+    "readers": "api",
+    "get_reader": "api",
+    "detect": "api",
+    "Reader": "readers",
     "plugins": "api",
     "plugin_failures": "api",
     "context_as_pi": "api",
@@ -43,9 +47,21 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from .api import context_as_pi, convert, formats, get_format, load, plugin_failures, plugins  # noqa: F401
+    from .api import (  # noqa: F401
+        context_as_pi,
+        convert,
+        detect,
+        formats,
+        get_format,
+        get_reader,
+        load,
+        plugin_failures,
+        plugins,
+        readers,
+    )
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
+    from .readers import Reader  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401
     from .report import Report  # noqa: F401
 
