@@ -1,27 +1,35 @@
-"""RFC 0001's context algorithm: the settings and item list a request at a leaf carries.
+"""RFC 0001's context algorithm: the settings and item list a request at a leaf carries,
+and the IR context of the ``asf`` reader's documents built from them.
 
-``load(source)`` reads an ASF file into an :class:`AsfFile` (header, entries in file
-order, an index by id); ``AsfFile.context(leaf)`` walks ``parent`` from the leaf to the
-root (``parents`` is provenance and never walked), replays ``config`` entries into
-settings (honouring ``replace``, ``instructions_parts``, ``omit``), starts from the last
-``compaction``'s checkpoint and summary when there is one, and collects the items of
-``item``, ``branch_summary`` and the selected ``compaction`` entries. Record entries and
-unknown extensions contribute nothing; one extension is known: ``pi:context_edit`` with
+``AsfFile`` holds the header and the entries of a file in file order with an index by id;
+``AsfFile.context(leaf)`` walks ``parent`` from the leaf to the root (``parents`` is
+provenance and never walked), replays ``config`` entries into settings (honouring
+``replace``, ``instructions_parts``, ``omit``), starts from the last ``compaction``'s
+checkpoint and summary when there is one, and collects the items of ``item``,
+``branch_summary`` and the selected ``compaction`` entries. Record entries and unknown
+extensions contribute nothing; one extension is known: ``pi:context_edit`` with
 ``items`` and ``replacement`` (pi's context edit that replaces a message's content, see
 ``docs/formats/asf.md``) puts the replacement in place of the items it names.
+
+``AsfContext`` is the reader's context rule: the RFC context at a leaf as IR messages
+(``request`` gives the RFC's own settings and items), or the harness's rule when the
+reader was given one.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reader import Source, iter_lines, open_source
+from piconv import ir
+
+from . import foreign
 
 JSONDict = dict[str, Any]
 
-__all__ = ["AsfFile", "Context", "load"]
+__all__ = ["AsfContext", "AsfFile", "Context", "build_context", "resume_leaf"]
 
 _SETTINGS = ("model", "instructions", "reasoning", "text")
 
@@ -42,8 +50,8 @@ class AsfFile:
     index: dict[str, JSONDict]
 
     def leaf(self) -> str | None:
-        """The last entry of the file (the resume rule without ``leaf`` labels)."""
-        return self.entries[-1]["id"] if self.entries else None
+        """The leaf RFC 0001's resume rule gives."""
+        return resume_leaf(self.entries)
 
     def leaves(self) -> list[str]:
         parents = {e.get("parent") for e in self.entries}
@@ -57,7 +65,7 @@ class AsfFile:
             seen.add(node["id"])
             out.append(node)
             parent = node.get("parent")
-            node = self.index.get(parent) if parent is not None else None
+            node = self.index.get(parent) if type(parent) is str else None
         out.reverse()
         return out
 
@@ -68,26 +76,118 @@ class AsfFile:
         return build_context(self.path(leaf))
 
 
-def load(source: Source) -> AsfFile:
-    stream, close = open_source(source)
-    try:
-        header = None
-        entries: list[JSONDict] = []
-        index: dict[str, JSONDict] = {}
-        for lineno, value, _code, _msg in iter_lines(stream):
-            if value is None:
+def resume_leaf(entries: list[JSONDict]) -> str | None:
+    """RFC 0001's resume rule: the newest entry in file order that descends from the
+    target of the last ``leaf`` label in force and was written after that label (the
+    label itself excepted), else that target; the last entry without such a label. A
+    leaf found that is itself a ``leaf`` label resolves to its nearest other ancestor."""
+    if not entries:
+        return None
+    index = {e["id"]: e for e in entries}
+    position = {e["id"]: n for n, e in enumerate(entries)}
+
+    def is_leaf_label(e: JSONDict) -> bool:
+        return e.get("type") == "label" and e.get("label") == "leaf"
+
+    target: str | None = None
+    at = -1
+    for n, e in enumerate(entries):
+        if e.get("type") != "label" or type(e.get("target")) is not str:
+            continue
+        if e.get("label") == "leaf" and e["target"] in index and not is_leaf_label(index[e["target"]]):
+            target, at = e["target"], n
+        elif e.get("label") is None and e["target"] == target:
+            target, at = None, -1
+    if target is None:
+        found = entries[-1]["id"]
+    else:
+        found = target
+        for e in entries[at + 1 :]:
+            if is_leaf_label(e):
                 continue
-            if lineno == 1 and value.get("type") == "session":
-                header = value
+            node: JSONDict | None = e
+            while node is not None and node["id"] != target:
+                parent = node.get("parent")
+                node = index.get(parent) if type(parent) is str and position.get(parent, -1) < position[node["id"]] else None
+            if node is not None:
+                found = e["id"]
+    node = index[found]
+    while is_leaf_label(node):
+        parent = node.get("parent")
+        if type(parent) is not str or parent not in index:
+            break
+        node = index[parent]
+    return node["id"]
+
+
+class AsfContext:
+    """The ``asf`` reader's context rule for one document. ``ir_id`` maps each ASF id to
+    the IR entry it belongs to, ``last_of`` each IR id to the last ASF entry written for
+    it; ``harness_rule``, when given, is the rule of the harness that wrote the file."""
+
+    __slots__ = ("asf", "harness_rule", "ir_id", "last_of")
+
+    def __init__(
+        self,
+        asf: AsfFile,
+        ir_id: Mapping[str, str],
+        last_of: Mapping[str, str],
+        harness_rule: Callable[[ir.Document, str | None], ir.Context] | None = None,
+    ) -> None:
+        self.asf = asf
+        self.ir_id = ir_id
+        self.last_of = last_of
+        self.harness_rule = harness_rule
+
+    def request(self, document: ir.Document, leaf_id: str | None = None) -> Context:
+        """RFC 0001's settings and items at the IR entry ``leaf_id`` (default: the
+        document's leaf)."""
+        target = document.leaf_id if leaf_id is None else leaf_id
+        if target is None:
+            return Context({}, [], [], [])
+        if target not in self.last_of:
+            raise KeyError(f"no entry with id {target!r}")
+        return build_context(self.asf.path(self.last_of[target]))
+
+    def __call__(self, document: ir.Document, leaf_id: str | None = None) -> ir.Context:
+        if self.harness_rule is not None:
+            return self.harness_rule(document, leaf_id)
+        return self.as_ir(document, self.request(document, leaf_id), leaf_id)
+
+    def as_ir(self, document: ir.Document, ctx: Context, leaf_id: str | None) -> ir.Context:
+        """The RFC context as IR messages: the instructions and tools in force as one
+        system message, then one message per item, each naming the entry it came from."""
+        settings = ctx.settings
+        messages: list[ir.ContextMessage] = []
+        if settings.get("instructions") is not None or settings.get("tools"):
+            system = foreign.system_message(settings.get("instructions"), settings.get("tools"))
+            messages.append(ir.ContextMessage(system, None))
+        tool_names: dict[str, str] = {}
+        for item, source in zip(ctx.items, ctx.item_entries, strict=True):
+            entry = self.asf.index[source]
+            own = self.ir_id.get(source)
+            kind = entry.get("type")
+            if kind in ("compaction", "branch_summary") and item is entry.get("summary"):
+                ir_entry = document.get(own) if own is not None else None
+                from_id = ir_entry.body.from_id if ir_entry is not None and kind == "branch_summary" else None  # type: ignore[union-attr]
+                tokens = entry.get("tokens_before") if type(entry.get("tokens_before")) is int else None
+                summary = ir.SummaryMessage("compaction" if kind == "compaction" else "branch",
+                                            foreign.summary_text(item), tokens, from_id)
+                messages.append(ir.ContextMessage(summary, own))
                 continue
-            entry_id = value.get("id")
-            if type(entry_id) is str and entry_id not in index:  # a repeat is the same entry
-                index[entry_id] = value
-                entries.append(value)
-        return AsfFile(header, entries, index)
-    finally:
-        if close:
-            stream.close()
+            if item.get("type") == "function_call" and type(item.get("call_id")) is str:
+                tool_names[item["call_id"]] = item.get("name") if type(item.get("name")) is str else ""
+            ir_entry = document.get(own) if own is not None else None
+            message = ir_entry.message if ir_entry is not None and item is entry.get("item") else None
+            if message is None or (type(message) is ir.ToolResult and message.tool_name is None):
+                message = foreign.item_message(item, entry, tool_names)
+            messages.append(ir.ContextMessage(message, own))
+        model = settings.get("model")
+        reasoning = settings.get("reasoning")
+        effort = reasoning.get("effort") if type(reasoning) is dict else None
+        target = document.leaf_id if leaf_id is None else leaf_id
+        return ir.Context(tuple(messages), ir.ModelRef(None, model) if type(model) is str else None,
+                          effort if type(effort) is str else None, target)
 
 
 # --------------------------------------------------------------------------- settings
