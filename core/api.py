@@ -48,11 +48,11 @@ def load(source: Source, *, recover_glued: bool = False, reader: str | None = No
     they become :attr:`Document.issues`. Raises :class:`InputError` when the input cannot
     be read, no reader recognises it, or it is not the format named.
     """
-    return _load(source, recover_glued, reader)[0]
+    return load_detected(source, recover_glued, reader)[0]
 
 
-def _load(source: Source, recover_glued: bool, reader: str | None) -> tuple[Document, Reader]:
-    """The document and the reader that read it."""
+def load_detected(source: Source, recover_glued: bool = False, reader: str | None = None) -> tuple[Document, Reader]:
+    """As :func:`load`, with the reader that read the input."""
     stream, name = _open(source)
     try:
         with collector_paused():

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
+import json
+
 import orjson
 
 from .hookspecs import hookimpl
@@ -38,7 +40,10 @@ def detect(head: bytes) -> float:
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:
-            continue  # a bad line, or the head cut inside one
+            try:  # orjson refuses a lone surrogate escape, which the reader keeps
+                value = json.loads(line)
+            except (ValueError, RecursionError):
+                continue  # a bad line, or the head cut inside one
         if type(value) is not dict:
             continue
         kind = value.get("type")

@@ -160,7 +160,10 @@ class AsfContext:
         settings = ctx.settings
         messages: list[ir.ContextMessage] = []
         if settings.get("instructions") is not None or settings.get("tools"):
-            system = foreign.system_message(settings.get("instructions"), settings.get("tools"))
+            # at the time of the path's first entry: a harness sends its instructions first
+            first = self.asf.index.get(ctx.entries[0]) if ctx.entries else None
+            system = foreign.system_message(settings.get("instructions"), settings.get("tools"), None,
+                                            first.get("ts") if first is not None else None)
             messages.append(ir.ContextMessage(system, None))
         tool_names: dict[str, str] = {}
         for item, source in zip(ctx.items, ctx.item_entries, strict=True):

@@ -152,11 +152,28 @@ def _tool(value: Any) -> ir.ToolSpec:
                        _kept(value, {"name", "description", "parameters"}))
 
 
-def system_message(instructions: Any, tools: Any, removed: Any = None) -> ir.SystemMessage:
+def millis(ts: Any) -> float | None:
+    """An RFC 3339 time as milliseconds since the epoch (the IR's message time)."""
+    if type(ts) is not str:
+        return None
+    from datetime import datetime
+
+    head, dot, fraction = ts.removesuffix("Z").partition(".")
+    try:
+        seconds = datetime.fromisoformat(head + "+00:00").timestamp()
+    except ValueError:
+        return None
+    digits = "".join(c for c in fraction if c.isdigit())[:9] if dot else ""
+    return seconds * 1000 + (int(digits.ljust(9, "0")) / 1e6 if digits else 0)
+
+
+def system_message(instructions: Any, tools: Any, removed: Any = None, ts: Any = None) -> ir.SystemMessage:
+    """A system message: the instructions and tools a ``config`` sets, at ``ts``."""
     return ir.SystemMessage(
         content=instructions if type(instructions) is str else None,
         tools_added=tuple(_tool(t) for t in tools) if type(tools) is list else None,
         tools_removed=tuple(ir.ToolSpec(n if type(n) is str else None) for n in removed) if type(removed) is list else None,
+        timestamp=millis(ts),
     )
 
 
@@ -180,7 +197,8 @@ def body(entry: JSONDict, resolve: Resolve, tool_names: Mapping[str, str], model
                               None), frozenset((*ENVELOPE, "model", "usage"))
     if kind == "config":
         if "instructions" in entry or "tools_added" in entry or "tools_removed" in entry:
-            message = system_message(entry.get("instructions"), entry.get("tools_added"), entry.get("tools_removed"))
+            message = system_message(entry.get("instructions"), entry.get("tools_added"), entry.get("tools_removed"),
+                                     entry.get("ts"))
             return ir.MessageBody(message), frozenset((*ENVELOPE, "instructions", "tools_added", "tools_removed"))
         if type(entry.get("model")) is str:
             return ir.ModelChange(_str(entry.get("provider")), entry["model"]), frozenset((*ENVELOPE, "model", "provider"))

@@ -16,6 +16,7 @@ Any other entry is read by ``foreign.py``. The context at a leaf is RFC 0001's
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from collections.abc import Iterator, Mapping
@@ -45,6 +46,11 @@ def detect(head: bytes) -> float:
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
+        try:  # a lone surrogate escape: the stdlib reads it
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            value = None
+    if value is None:
         if b"\n" not in head and _FORMAT.search(line) and _SESSION.search(line):
             return 0.9  # the head ends inside the header line
         return 0.0
@@ -74,6 +80,9 @@ def _lines(
         if value.get("type") == "session":
             if lineno == 1:
                 header = restore(value)
+                fmt = header.get("format")
+                if type(fmt) is not str or not fmt.startswith("agentsession/"):
+                    issues.append(ir.Issue(1, "not-asf", f"the header's format {_shown(fmt)} is no agentsession/ version"))
             else:
                 issues.append(ir.Issue(lineno, "extra-header", "a session header after line 1; skipped"))
             continue
