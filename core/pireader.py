@@ -8,10 +8,9 @@ context rule when they are first called.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
-
-import json
 
 import orjson
 
@@ -64,7 +63,9 @@ def read(stream: IO[bytes], options: Mapping[str, Any]) -> Document:
     problems: list[Any] = []
     try:
         return stream_document(
-            iter_lines(stream, recover_glued=bool(options.get("recover_glued"))), options.get("source_path"), problems
+            iter_lines(stream, recover_glued=bool(options.get("recover_glued"))),
+            options.get("source_path"),
+            problems,
         )
     except NotASession as exc:
         if exc.lines_read == 0:

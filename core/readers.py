@@ -83,10 +83,14 @@ class ReaderTable:
         origin = self._plugins.calling
         if not isinstance(reader, Reader):
             who = f"plugin {origin.plugin!r} ({origin.distribution})" if origin else "a plugin"
-            self._fail(f"{who} registered {type(reader).__name__} as a reader; it is skipped (a piconv.Reader is needed)")
+            self._fail(
+                f"{who} registered {type(reader).__name__} as a reader; it is skipped (a piconv.Reader is needed)"
+            )
             return
         if origin is not None:
-            reader = replace(reader, plugin=origin.plugin, distribution=origin.distribution, version=origin.version)
+            reader = replace(
+                reader, plugin=origin.plugin, distribution=origin.distribution, version=origin.version
+            )
         self._pending.append(reader)
 
     def settle(self) -> None:
@@ -129,7 +133,9 @@ def choose(readers: list[Reader], head: bytes, name: str, fail: Callable[[str], 
         try:
             score = float(reader.detect(head))
         except Exception as exc:  # a plugin's bug must not stop the input being read by another
-            fail(f"reader {reader.name!r} ({reader.distribution}): detect failed: {type(exc).__name__}: {exc}")
+            fail(
+                f"reader {reader.name!r} ({reader.distribution}): detect failed: {type(exc).__name__}: {exc}"
+            )
             score = 0.0
         if score == score and score > 0:  # NaN never wins
             scores.append((score, reader))

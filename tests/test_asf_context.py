@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import piconv
 import pytest
 from conftest import SHARED
-import piconv
 from piconv.converters.asf.context import AsfFile
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,8 +18,15 @@ from piconv import PluginError, Reader, hookimpl, ir
 from piconv import registry as registry_module
 from piconv.registry import PluginWarning, build_registry
 
-PI = session_bytes({"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-                    "message": {"role": "user", "content": "hi"}})
+PI = session_bytes(
+    {
+        "type": "message",
+        "id": "a",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": "hi"},
+    }
+)
 
 
 def _notes(head: bytes) -> float:
@@ -35,16 +42,30 @@ def _read_notes(stream: Any, options: Any) -> ir.Document:
             continue
         parent = entries[-1].id if entries else None
         entries.append(ir.Entry(f"n{n}", parent, None, ir.MessageBody(ir.UserMessage(text)), ir.Origin(n)))
-    return ir.Document(ir.SessionInfo(source_format="notes", source_path=options["source_path"]), tuple(entries),
-                       entries[-1].id if entries else None, tuple(issues), len(lines) + 1)
+    return ir.Document(
+        ir.SessionInfo(source_format="notes", source_path=options["source_path"]),
+        tuple(entries),
+        entries[-1].id if entries else None,
+        tuple(issues),
+        len(lines) + 1,
+    )
 
 
 def _every_note(document: ir.Document, leaf_id: str | None) -> ir.Context:
-    return ir.Context(tuple(ir.ContextMessage(e.message, e.id) for e in document.path(leaf_id)), None, None, leaf_id)
+    return ir.Context(
+        tuple(ir.ContextMessage(e.message, e.id) for e in document.path(leaf_id)), None, None, leaf_id
+    )
 
 
-NOTES = Reader(name="notes", summary="one note a line", detect=_notes, read=_read_notes, extensions=(".notes",),
-               context=_every_note, mapping_doc="docs/notes.md")
+NOTES = Reader(
+    name="notes",
+    summary="one note a line",
+    detect=_notes,
+    read=_read_notes,
+    extensions=(".notes",),
+    context=_every_note,
+    mapping_doc="docs/notes.md",
+)
 
 
 def _plugin(name: str, *readers: Any, fails: bool = False) -> types.ModuleType:
@@ -85,7 +106,9 @@ def test_built_in_readers_register_through_the_hook() -> None:
     assert piconv.PLUGIN_API_VERSION == 2
 
 
-def test_a_plugin_reader_is_detected_read_and_given_its_context_rule(with_registry: Any, tmp_path: Any) -> None:
+def test_a_plugin_reader_is_detected_read_and_given_its_context_rule(
+    with_registry: Any, tmp_path: Any
+) -> None:
     with_registry(_plugin("notes_plugin", NOTES))
     path = tmp_path / "today.notes"
     path.write_bytes(b"NOTES\nbuy milk\n\ncall Ann\n")
@@ -142,7 +165,9 @@ def test_clashing_raising_and_malformed_reader_plugins_are_reported_and_skipped(
 
 
 def test_no_reader_recognises_binary_nor_an_empty_file() -> None:
-    with pytest.raises(piconv.InputError, match=r"^<bytes>: no reader recognises this input \(readers tried: asf, pi\)"):
+    with pytest.raises(
+        piconv.InputError, match=r"^<bytes>: no reader recognises this input \(readers tried: asf, pi\)"
+    ):
         piconv.load(b"\x89PNG\r\n\x1a\n")
     with pytest.raises(piconv.InputError, match=r"^<bytes>: empty file \(readers tried: asf, pi\)"):
         piconv.load(b"")
@@ -165,9 +190,15 @@ def test_list_formats_lists_readers_and_writers() -> None:
     listed = json.loads(result.stdout)
     assert [r["name"] for r in listed["input"]] == ["asf", "pi"]
     assert {"asf", "markdown", "pi"} <= {c["name"] for c in listed["output"]}
-    assert listed["input"][1]["mapping_doc"] == "docs/formats/pi.md" and listed["input"][0]["aliases"] == ["agentsession"]
+    assert listed["input"][1]["mapping_doc"] == "docs/formats/pi.md" and listed["input"][0]["aliases"] == [
+        "agentsession"
+    ]
     text = _cli("--list-formats").stdout.decode()
-    assert text.index("input formats (--from):") < text.index("  pi  .jsonl") < text.index("output formats (--to):")
+    assert (
+        text.index("input formats (--from):")
+        < text.index("  pi  .jsonl")
+        < text.index("output formats (--to):")
+    )
 
 
 def test_from_forces_a_reader_and_a_directory_refuses_it(tmp_path: Any) -> None:

@@ -52,7 +52,13 @@ def part(value: Any) -> ir.Part:
         return ir.UnknownPart(value)
     kind = value.get("type")
     if kind in ("input_text", "output_text") and type(value.get("text")) is str:
-        return ir.Text(value["text"], None, _kept(value, {"type", "text", "annotations"} if not value.get("annotations") else {"type", "text"}))
+        return ir.Text(
+            value["text"],
+            None,
+            _kept(
+                value, {"type", "text", "annotations"} if not value.get("annotations") else {"type", "text"}
+            ),
+        )
     if kind == "input_image" and type(value.get("image_url")) is str:
         found = _data_url(value["image_url"])
         if found is not None:
@@ -76,7 +82,11 @@ def summary_text(item: Any) -> str | None:
     value = item.get("content")
     if type(value) is str:
         return value
-    texts = [p["text"] for p in value or () if type(p) is dict and type(p.get("text")) is str] if type(value) is list else []
+    texts = (
+        [p["text"] for p in value or () if type(p) is dict and type(p.get("text")) is str]
+        if type(value) is list
+        else []
+    )
     return "\n\n".join(texts) if texts else None
 
 
@@ -110,19 +120,41 @@ def item_message(item: Any, entry: JSONDict, tool_names: Mapping[str, str] | Non
         return ir.UnknownMessage(item)
     if kind == "reasoning":
         summary = item.get("summary")
-        texts = [p["text"] for p in summary or () if type(p) is dict and type(p.get("text")) is str] if type(summary) is list else []
-        reasoning = ir.Reasoning("\n\n".join(texts) if texts else None, _str(item.get("encrypted_content")), None,
-                                 _kept(item, {"type", "summary", "encrypted_content"}))
+        texts = (
+            [p["text"] for p in summary or () if type(p) is dict and type(p.get("text")) is str]
+            if type(summary) is list
+            else []
+        )
+        reasoning = ir.Reasoning(
+            "\n\n".join(texts) if texts else None,
+            _str(item.get("encrypted_content")),
+            None,
+            _kept(item, {"type", "summary", "encrypted_content"}),
+        )
         return ir.AssistantMessage((reasoning,), response_id=response)
     if kind == "function_call":
-        call = ir.ToolCall(_str(item.get("call_id")), _str(item.get("name")), _arguments(item.get("arguments")), None, None,
-                           _kept(item, {"type", "call_id", "name", "arguments"}))
+        call = ir.ToolCall(
+            _str(item.get("call_id")),
+            _str(item.get("name")),
+            _arguments(item.get("arguments")),
+            None,
+            None,
+            _kept(item, {"type", "call_id", "name", "arguments"}),
+        )
         return ir.AssistantMessage((call,), response_id=response)
     if kind == "function_call_output":
         call_id = _str(item.get("call_id"))
         name = (tool_names or {}).get(call_id) if call_id is not None else None
-        return ir.ToolResult(call_id, name, content(item.get("output")), None, None, None, None,
-                             _kept(item, {"type", "call_id", "output"}))
+        return ir.ToolResult(
+            call_id,
+            name,
+            content(item.get("output")),
+            None,
+            None,
+            None,
+            None,
+            _kept(item, {"type", "call_id", "output"}),
+        )
     return ir.UnknownMessage(item)
 
 
@@ -133,23 +165,44 @@ def usage(value: Any) -> ir.Usage | None:
     """Open Responses usage: input (cached among it), output (reasoning among it), total."""
     if type(value) is not dict:
         return None
-    cached = (value.get("input_tokens_details") or {}).get("cached_tokens") if type(value.get("input_tokens_details")) is dict else None
-    reasoning = (value.get("output_tokens_details") or {}).get("reasoning_tokens") if type(value.get("output_tokens_details")) is dict else None
+    cached = (
+        (value.get("input_tokens_details") or {}).get("cached_tokens")
+        if type(value.get("input_tokens_details")) is dict
+        else None
+    )
+    reasoning = (
+        (value.get("output_tokens_details") or {}).get("reasoning_tokens")
+        if type(value.get("output_tokens_details")) is dict
+        else None
+    )
     return ir.Usage(
         input_tokens=_int(value.get("input_tokens")),
         output_tokens=_int(value.get("output_tokens")),
         cache_read_tokens=_int(cached),
         reasoning_tokens=_int(reasoning),
         total_tokens=_int(value.get("total_tokens")),
-        extra=_kept(value, {"input_tokens", "output_tokens", "total_tokens", "input_tokens_details", "output_tokens_details"}),
+        extra=_kept(
+            value,
+            {
+                "input_tokens",
+                "output_tokens",
+                "total_tokens",
+                "input_tokens_details",
+                "output_tokens_details",
+            },
+        ),
     )
 
 
 def _tool(value: Any) -> ir.ToolSpec:
     if type(value) is not dict:
         return ir.ToolSpec(None, None, None, {"value": value})
-    return ir.ToolSpec(_str(value.get("name")), _str(value.get("description")), value.get("parameters"),
-                       _kept(value, {"name", "description", "parameters"}))
+    return ir.ToolSpec(
+        _str(value.get("name")),
+        _str(value.get("description")),
+        value.get("parameters"),
+        _kept(value, {"name", "description", "parameters"}),
+    )
 
 
 def millis(ts: Any) -> float | None:
@@ -172,7 +225,9 @@ def system_message(instructions: Any, tools: Any, removed: Any = None, ts: Any =
     return ir.SystemMessage(
         content=instructions if type(instructions) is str else None,
         tools_added=tuple(_tool(t) for t in tools) if type(tools) is list else None,
-        tools_removed=tuple(ir.ToolSpec(n if type(n) is str else None) for n in removed) if type(removed) is list else None,
+        tools_removed=tuple(ir.ToolSpec(n if type(n) is str else None) for n in removed)
+        if type(removed) is list
+        else None,
         timestamp=millis(ts),
     )
 
@@ -180,7 +235,9 @@ def system_message(instructions: Any, tools: Any, removed: Any = None, ts: Any =
 # --------------------------------------------------------------------------- entries
 
 
-def body(entry: JSONDict, resolve: Resolve, tool_names: Mapping[str, str], models: Mapping[str, str]) -> tuple[ir.Body, frozenset[str]]:
+def body(
+    entry: JSONDict, resolve: Resolve, tool_names: Mapping[str, str], models: Mapping[str, str]
+) -> tuple[ir.Body, frozenset[str]]:
     """The IR body of one ASF entry and the members it models (the rest go to ``extra``).
     ``models`` maps a ``response_id`` to the model its ``response`` entry names."""
     kind = entry.get("type")
@@ -188,41 +245,71 @@ def body(entry: JSONDict, resolve: Resolve, tool_names: Mapping[str, str], model
         message = item_message(entry.get("item"), entry, tool_names)
         model = models.get(entry.get("response")) if type(entry.get("response")) is str else None  # type: ignore[arg-type]
         if model is not None and type(message) is ir.AssistantMessage:
-            message = ir.AssistantMessage(message.content, ir.ModelRef(None, model), response_id=message.response_id,
-                                          extra=message.extra)
+            message = ir.AssistantMessage(
+                message.content,
+                ir.ModelRef(None, model),
+                response_id=message.response_id,
+                extra=message.extra,
+            )
         return ir.MessageBody(message), _ITEM_ENTRY
     if kind == "response":
         model = _str(entry.get("model"))
-        return ir.UsageRecord("response", ir.ModelRef(None, model) if model else None, usage(entry.get("usage")),
-                              None), frozenset((*ENVELOPE, "model", "usage"))
+        return ir.UsageRecord(
+            "response", ir.ModelRef(None, model) if model else None, usage(entry.get("usage")), None
+        ), frozenset((*ENVELOPE, "model", "usage"))
     if kind == "config":
         if "instructions" in entry or "tools_added" in entry or "tools_removed" in entry:
-            message = system_message(entry.get("instructions"), entry.get("tools_added"), entry.get("tools_removed"),
-                                     entry.get("ts"))
-            return ir.MessageBody(message), frozenset((*ENVELOPE, "instructions", "tools_added", "tools_removed"))
+            message = system_message(
+                entry.get("instructions"),
+                entry.get("tools_added"),
+                entry.get("tools_removed"),
+                entry.get("ts"),
+            )
+            return ir.MessageBody(message), frozenset(
+                (*ENVELOPE, "instructions", "tools_added", "tools_removed")
+            )
         if type(entry.get("model")) is str:
-            return ir.ModelChange(_str(entry.get("provider")), entry["model"]), frozenset((*ENVELOPE, "model", "provider"))
+            return ir.ModelChange(_str(entry.get("provider")), entry["model"]), frozenset(
+                (*ENVELOPE, "model", "provider")
+            )
         effort = entry.get("reasoning", {}).get("effort") if type(entry.get("reasoning")) is dict else None
         if type(effort) is str:
             return ir.ReasoningLevelChange(effort), ENVELOPE
     if kind == "compaction":
         first = resolve(entry.get("first_kept"))
-        return ir.Compaction(summary_text(entry.get("summary")), first, _int(entry.get("tokens_before")), None,
-                             usage(entry.get("usage"))), frozenset((*ENVELOPE, "first_kept", "tokens_before", "usage"))
+        return ir.Compaction(
+            summary_text(entry.get("summary")),
+            first,
+            _int(entry.get("tokens_before")),
+            None,
+            usage(entry.get("usage")),
+        ), frozenset((*ENVELOPE, "first_kept", "tokens_before", "usage"))
     if kind == "branch_summary":
-        return ir.BranchSummary(summary_text(entry.get("summary")), resolve(entry.get("from")),
-                                usage(entry.get("usage"))), frozenset((*ENVELOPE, "from", "usage"))
+        return ir.BranchSummary(
+            summary_text(entry.get("summary")), resolve(entry.get("from")), usage(entry.get("usage"))
+        ), frozenset((*ENVELOPE, "from", "usage"))
     if kind == "label":
-        return ir.Label(resolve(entry.get("target")), _str(entry.get("label"))), frozenset((*ENVELOPE, "target", "label"))
+        return ir.Label(resolve(entry.get("target")), _str(entry.get("label"))), frozenset(
+            (*ENVELOPE, "target", "label")
+        )
     if kind == "info" and type(entry.get("name")) is str:
         return ir.SessionName(entry["name"]), frozenset((*ENVELOPE, "name"))
     if kind == "custom":
-        return ir.ExtensionState(_str(entry.get("ns")), entry.get("data")), frozenset((*ENVELOPE, "ns", "data"))
+        return ir.ExtensionState(_str(entry.get("ns")), entry.get("data")), frozenset(
+            (*ENVELOPE, "ns", "data")
+        )
     return ir.UnknownBody(kind if type(kind) is str else None), ENVELOPE
 
 
-def entry(value: JSONDict, line: int, entry_id: str, parent: str | None, resolve: Resolve,
-          tool_names: Mapping[str, str], models: Mapping[str, str]) -> ir.Entry:
+def entry(
+    value: JSONDict,
+    line: int,
+    entry_id: str,
+    parent: str | None,
+    resolve: Resolve,
+    tool_names: Mapping[str, str],
+    models: Mapping[str, str],
+) -> ir.Entry:
     made, modelled = body(value, resolve, tool_names, models)
     role = value["item"].get("role") if type(value.get("item")) is dict else None
     origin = ir.Origin(line, _str(value.get("type")), _str(role))

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import IO, Any
 
 import orjson
@@ -27,8 +27,8 @@ from piconv import ir
 
 from . import foreign
 from .context import AsfContext, AsfFile, resume_leaf
-from .reader import iter_lines
 from .read_entries import body
+from .reader import iter_lines
 from .restore import extra
 from .unnormalise import restore
 
@@ -82,23 +82,33 @@ def _lines(
                 header = restore(value)
                 fmt = header.get("format")
                 if type(fmt) is not str or not fmt.startswith("agentsession/"):
-                    issues.append(ir.Issue(1, "not-asf", f"the header's format {_shown(fmt)} is no agentsession/ version"))
+                    issues.append(
+                        ir.Issue(
+                            1, "not-asf", f"the header's format {_shown(fmt)} is no agentsession/ version"
+                        )
+                    )
             else:
                 issues.append(ir.Issue(lineno, "extra-header", "a session header after line 1; skipped"))
             continue
         if lineno == 1:
-            issues.append(ir.Issue(1, "no-header", "line 1 is no ASF session header (type \"session\")"))
+            issues.append(ir.Issue(1, "no-header", 'line 1 is no ASF session header (type "session")'))
         entry_id = value.get("id")
         if type(entry_id) is not str or not entry_id:
-            issues.append(ir.Issue(lineno, "bad-id", f"entry id {_shown(entry_id)} is not a non-empty string; skipped"))
+            issues.append(
+                ir.Issue(lineno, "bad-id", f"entry id {_shown(entry_id)} is not a non-empty string; skipped")
+            )
             continue
         if entry_id in seen:
-            issues.append(ir.Issue(lineno, "duplicate-id", f"entry id {entry_id!r} is used by an earlier line; skipped"))
+            issues.append(
+                ir.Issue(lineno, "duplicate-id", f"entry id {entry_id!r} is used by an earlier line; skipped")
+            )
             continue
         parent = value.get("parent")
         if parent is not None and (type(parent) is not str or parent not in seen):
             why = "names no earlier entry" if type(parent) is str else "is neither a string nor null"
-            issues.append(ir.Issue(lineno, "bad-parent", f"parent {_shown(parent)} {why}; the entry is read as a root"))
+            issues.append(
+                ir.Issue(lineno, "bad-parent", f"parent {_shown(parent)} {why}; the entry is read as a root")
+            )
             value["parent"] = None  # what the tree and the context walk see
             bad_parents[entry_id] = parent  # kept in the entry's extra
         seen.add(entry_id)
@@ -122,7 +132,12 @@ def _groups(entries: list[tuple[int, JSONDict]]) -> Iterator[list[tuple[int, JSO
         if group:
             last = group[-1][1]
             legacy = value.get("legacy_id")
-            if type(legacy) is str and legacy == last.get("legacy_id") and value.get("parent") == last["id"] and "pi" not in last:
+            if (
+                type(legacy) is str
+                and legacy == last.get("legacy_id")
+                and value.get("parent") == last["id"]
+                and "pi" not in last
+            ):
                 group.append((line, value))
                 continue
             yield group
@@ -177,7 +192,9 @@ def _session(header: JSONDict | None, source_path: str | None) -> ir.SessionInfo
     )
 
 
-def _pi_entry(group: list[tuple[int, JSONDict]], expected: int, resolve: Any, issues: list[ir.Issue]) -> tuple[ir.Entry | None, int]:
+def _pi_entry(
+    group: list[tuple[int, JSONDict]], expected: int, resolve: Any, issues: list[ir.Issue]
+) -> tuple[ir.Entry | None, int]:
     """The pi entry ``group`` was written from, and the pi line the next one expects."""
     values = [v for _line, v in group]
     left: JSONDict = values[-1].get("pi") or {}
@@ -188,14 +205,27 @@ def _pi_entry(group: list[tuple[int, JSONDict]], expected: int, resolve: Any, is
     line = line if type(line) is int else expected
     if refused:
         reason = (refused[0][1].get("pi") or {}).get("refused")
-        issues.append(ir.Issue(refused[0][0], "entry-refused",
-                               f"pi line {line} (id {values[0].get('legacy_id')!r}) was refused by the ASF writer: {reason}"))
+        issues.append(
+            ir.Issue(
+                refused[0][0],
+                "entry-refused",
+                f"pi line {line} (id {values[0].get('legacy_id')!r}) was refused by the ASF writer: {reason}",
+            )
+        )
         return None, line + 1
     timestamp = left["timestamp"] if "timestamp" in left else values[-1].get("ts")
     kind = left.get("type")
-    origin = ir.Origin(line, kind if type(kind) is str else None, left.get("role"), frozenset(left.get("synthesized") or ()))
-    made = ir.Entry(values[0]["legacy_id"], resolve(values[0].get("parent")), timestamp, body(values, left, resolve),
-                    origin, extra(left.get("extra")))
+    origin = ir.Origin(
+        line, kind if type(kind) is str else None, left.get("role"), frozenset(left.get("synthesized") or ())
+    )
+    made = ir.Entry(
+        values[0]["legacy_id"],
+        resolve(values[0].get("parent")),
+        timestamp,
+        body(values, left, resolve),
+        origin,
+        extra(left.get("extra")),
+    )
     return made, line + 1
 
 
@@ -222,7 +252,11 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
     tool_names: dict[str, str] = {}
     models: dict[str, str] = {}
     for _line, value in raw:
-        if value.get("type") == "response" and type(value.get("response_id")) is str and type(value.get("model")) is str:
+        if (
+            value.get("type") == "response"
+            and type(value.get("response_id")) is str
+            and type(value.get("model")) is str
+        ):
             models[value["response_id"]] = value["model"]
     entries: list[ir.Entry] = []
     expected = (header.get("pi") or {}).get("line", 1) + 1 if from_pi and header is not None else 0
@@ -234,9 +268,15 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
             continue
         for line, value in group:
             item = value.get("item")
-            if type(item) is dict and item.get("type") == "function_call" and type(item.get("call_id")) is str:
+            if (
+                type(item) is dict
+                and item.get("type") == "function_call"
+                and type(item.get("call_id")) is str
+            ):
                 tool_names[item["call_id"]] = item["name"] if type(item.get("name")) is str else ""
-            made = foreign.entry(value, line, ir_id[value["id"]], resolve(value.get("parent")), resolve, tool_names, models)
+            made = foreign.entry(
+                value, line, ir_id[value["id"]], resolve(value.get("parent")), resolve, tool_names, models
+            )
             if value["id"] in bad_parents:
                 made = replace(made, extra={**made.extra, "parent": bad_parents[value["id"]]})
             entries.append(made)
@@ -250,8 +290,14 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         leaf = ir_id.get(found) if found is not None else None
     asf = AsfFile(header, [v for _l, v in raw], {v["id"]: v for _l, v in raw})
     rule = AsfContext(asf, ir_id, last_of, harness_rule=_pi_rule() if from_pi else None)
-    return ir.Document(session=session, entries=tuple(entries), leaf_id=leaf, issues=tuple(issues),
-                       lines_read=lines_read, context_builder=rule)
+    return ir.Document(
+        session=session,
+        entries=tuple(entries),
+        leaf_id=leaf,
+        issues=tuple(issues),
+        lines_read=lines_read,
+        context_builder=rule,
+    )
 
 
 def _pi_rule() -> Any:

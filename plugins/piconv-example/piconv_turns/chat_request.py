@@ -31,7 +31,11 @@ def detect(head: bytes) -> float:
         value = json.loads(text)
     except ValueError:
         return 0.5 if b'"messages"' in text and b'"model"' in text else 0.0
-    if isinstance(value, dict) and isinstance(value.get("model"), str) and isinstance(value.get("messages"), list):
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("model"), str)
+        and isinstance(value.get("messages"), list)
+    ):
         return 0.9
     return 0.0
 
@@ -69,7 +73,9 @@ def _arguments(text: Any) -> Any:
 
 
 def _tool(value: Any) -> ir.ToolSpec:
-    function = value.get("function") if isinstance(value, dict) and isinstance(value.get("function"), dict) else {}
+    function = (
+        value.get("function") if isinstance(value, dict) and isinstance(value.get("function"), dict) else {}
+    )
     name, description = function.get("name"), function.get("description")
     return ir.ToolSpec(
         name if isinstance(name, str) else None,
@@ -93,17 +99,29 @@ def _message(value: dict[str, Any], model: str | None, tool_names: dict[str, str
         elif content is not None:
             parts.extend(content)
         for call in value.get("tool_calls") or ():
-            function = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
+            function = (
+                call.get("function")
+                if isinstance(call, dict) and isinstance(call.get("function"), dict)
+                else {}
+            )
             call_id = call.get("id") if isinstance(call, dict) and isinstance(call.get("id"), str) else None
             name = function.get("name") if isinstance(function.get("name"), str) else None
             if call_id is not None and name is not None:
                 tool_names[call_id] = name
             parts.append(ir.ToolCall(call_id, name, _arguments(function.get("arguments"))))
-        return ir.AssistantMessage(tuple(parts), ir.ModelRef(None, model) if model else None,
-                                   extra=_kept(value, {"role", "content", "tool_calls"}))
+        return ir.AssistantMessage(
+            tuple(parts),
+            ir.ModelRef(None, model) if model else None,
+            extra=_kept(value, {"role", "content", "tool_calls"}),
+        )
     if role == "tool":
         call_id = value.get("tool_call_id") if isinstance(value.get("tool_call_id"), str) else None
-        return ir.ToolResult(call_id, tool_names.get(call_id or ""), content, extra=_kept(value, {"role", "content", "tool_call_id"}))
+        return ir.ToolResult(
+            call_id,
+            tool_names.get(call_id or ""),
+            content,
+            extra=_kept(value, {"role", "content", "tool_call_id"}),
+        )
     return None
 
 
@@ -133,7 +151,7 @@ def read(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
     except ValueError as exc:
         raise InputError(f"not a chat-completions request: not JSON ({exc})") from None
     if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
-        raise InputError("not a chat-completions request: no \"messages\" list")
+        raise InputError('not a chat-completions request: no "messages" list')
     model = value.get("model") if isinstance(value.get("model"), str) else None
     issues: list[ir.Issue] = []
     entries: list[ir.Entry] = []
@@ -154,7 +172,11 @@ def read(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
             continue
         message = _message(item, model, tool_names)
         if message is None:
-            issues.append(ir.Issue(line, "unknown-role", f"messages[{index}] has role {item.get('role')!r}; kept as it is"))
+            issues.append(
+                ir.Issue(
+                    line, "unknown-role", f"messages[{index}] has role {item.get('role')!r}; kept as it is"
+                )
+            )
             message = ir.UnknownMessage(item)
         add(ir.MessageBody(message), line)
     session = ir.SessionInfo(
@@ -163,14 +185,22 @@ def read(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         line=1,
         extra=_kept(value, _MODELLED),
     )
-    return ir.Document(session, tuple(entries), entries[-1].id if entries else None, tuple(issues),
-                       lines_read=text.count("\n") + (not text.endswith("\n")), context_builder=context)
+    return ir.Document(
+        session,
+        tuple(entries),
+        entries[-1].id if entries else None,
+        tuple(issues),
+        lines_read=text.count("\n") + (not text.endswith("\n")),
+        context_builder=context,
+    )
 
 
 def context(document: ir.Document, leaf_id: str | None) -> ir.Context:
     """Every message up to the leaf: the request is what the model was sent."""
     messages = tuple(
-        ir.ContextMessage(entry.message, entry.id) for entry in document.path(leaf_id) if entry.message is not None
+        ir.ContextMessage(entry.message, entry.id)
+        for entry in document.path(leaf_id)
+        if entry.message is not None
     )
     model = document.session.extra.get("model")
     ref = ir.ModelRef(None, model) if isinstance(model, str) else None

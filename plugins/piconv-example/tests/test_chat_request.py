@@ -17,12 +17,22 @@ from piconv_turns import chat_request
 REQUEST = {
     "model": "gpt-4o",
     "temperature": 0.2,
-    "tools": [{"type": "function", "function": {"name": "lookup", "description": "Look up", "parameters": {"type": "object"}}}],
+    "tools": [
+        {
+            "type": "function",
+            "function": {"name": "lookup", "description": "Look up", "parameters": {"type": "object"}},
+        }
+    ],
     "messages": [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": [{"type": "text", "text": "What is 2+2?"}], "name": "ann"},
-        {"role": "assistant", "content": None,
-         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"2+2\"}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "2+2"}'}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "4"},
         {"role": "assistant", "content": "4."},
     ],
@@ -41,7 +51,9 @@ def test_detect_claims_a_request_and_nothing_else() -> None:
     assert chat_request.detect(_bytes(REQUEST)) == 0.9
     assert chat_request.detect(_bytes(REQUEST)[:40]) == 0.0  # cut before "messages"
     assert chat_request.detect(_bytes(REQUEST, None)[:-20]) == 0.5  # cut, names both
-    pi_line = b'{"type":"session","version":3,"id":"x"}\n{"type":"message","id":"a","message":{"role":"user"}}\n'
+    pi_line = (
+        b'{"type":"session","version":3,"id":"x"}\n{"type":"message","id":"a","message":{"role":"user"}}\n'
+    )
     assert chat_request.detect(pi_line) == 0.0
     assert chat_request.detect(b"[1, 2]") == 0.0
     assert chat_request.detect(b'{"model": "m", "messages": "no list"}') == 0.0
@@ -51,7 +63,14 @@ def test_messages_become_one_path_of_entries() -> None:
     doc = _read(_bytes(REQUEST))
     assert doc.issues == ()
     kinds = [type(e.message).__name__ for e in doc.entries]
-    assert kinds == ["SystemMessage", "SystemMessage", "UserMessage", "AssistantMessage", "ToolResult", "AssistantMessage"]
+    assert kinds == [
+        "SystemMessage",
+        "SystemMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResult",
+        "AssistantMessage",
+    ]
     assert [e.parent_id for e in doc.entries] == [None, "m1", "m2", "m3", "m4", "m5"] and doc.leaf_id == "m6"
     assert doc.entries[0].message.tools_added[0].name == "lookup"
     user = doc.get("m3").message
@@ -62,7 +81,9 @@ def test_messages_become_one_path_of_entries() -> None:
     assert doc.session.extra == {"model": "gpt-4o", "temperature": 0.2}
     # a pretty-printed request: each message's problems and origin name its line
     text = _bytes(REQUEST).decode().splitlines()
-    assert text[doc.get("m3").origin.line - 1] == "    {" and '"role": "user"' in text[doc.get("m3").origin.line]
+    assert (
+        text[doc.get("m3").origin.line - 1] == "    {" and '"role": "user"' in text[doc.get("m3").origin.line]
+    )
 
 
 def test_the_context_is_the_request() -> None:
@@ -77,7 +98,10 @@ def test_bad_messages_are_problems_with_their_line() -> None:
     lines = b'{"model": "m", "messages": [\n{"role": "user", "content": "hi"},\n42,\n{"role": "robot", "content": "beep"}\n]}\n'
     doc = _read(lines)
     assert [(i.line, i.code) for i in doc.issues] == [(3, "not-a-message"), (4, "unknown-role")]
-    assert type(doc.entries[-1].message) is ir.UnknownMessage and doc.entries[-1].message.value["role"] == "robot"
+    assert (
+        type(doc.entries[-1].message) is ir.UnknownMessage
+        and doc.entries[-1].message.value["role"] == "robot"
+    )
 
 
 @pytest.mark.parametrize("data", [b"not json", b"[1]", b'{"model": "m"}'])
