@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from piconv import ir
 
 JSONDict = dict[str, Any]
@@ -144,5 +146,9 @@ def output_content(output: Any, left: JSONDict) -> ir.Content | None:
 
 
 def arguments(text: str) -> Any:
-    """A ``function_call``'s ``arguments`` string back to the JSON value pi held."""
-    return json.loads(text)
+    """A ``function_call``'s ``arguments`` string back to the JSON value pi held (orjson;
+    the stdlib for what orjson refuses: a lone surrogate, an integer beyond 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
