@@ -69,7 +69,7 @@ def register_converters(register: Any) -> None:
 
 
 def detect(head: bytes) -> float:
-    from .reading import detect as _detect
+    from .detection import detect as _detect
 
     return _detect(head)
 

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-
 from piconv import ir
 
 JSONDict = dict[str, Any]
