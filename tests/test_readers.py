@@ -212,3 +212,24 @@ def test_from_forces_a_reader_and_a_directory_refuses_it(tmp_path: Any) -> None:
     assert unknown.returncode == 4 and b"unknown input format 'nope' (known: asf, pi)" in unknown.stderr
     directory = _cli(str(tmp_path), "--from", "pi", "--to", "ir", "-o", str(tmp_path / "out"))
     assert directory.returncode == 2 and b"--from applies to one input" in directory.stderr
+
+
+def test_a_directory_mixing_pi_and_asf_files_converts_both_and_records_the_reader(tmp_path: Any) -> None:
+    from piconv.bulk import run_bulk
+
+    src, out = tmp_path / "sessions", tmp_path / "out"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(PI)
+    asf = io.BytesIO()
+    piconv.convert(PI.replace(b'"hi"', b'"hello from asf"'), "asf", asf)
+    (src / "b.asf.jsonl").write_bytes(asf.getvalue())
+    (src / "c.jsonl").write_bytes(b"neither pi nor asf\n")
+    summary = run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True)
+    assert (summary.converted, summary.failed) == (2, 1)
+    assert "hello from asf" in (out / "b.asf.md").read_text()
+    records = {r["input"]: r for r in map(json.loads, (out / ".piconv-manifest.jsonl").read_text().splitlines())}
+    assert records["a.jsonl"]["reader"] == "pi" and records["b.asf.jsonl"]["reader"] == "asf"
+    assert "no reader recognises this input" in records["c.jsonl"]["errors"]["load"]["message"]
+    # inspect works on whatever a reader reads
+    shown = _cli("inspect", str(src / "b.asf.jsonl"), "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["reader"] == "asf"
