@@ -84,7 +84,7 @@ def request_context(document: Document, leaf_id: str | None = None) -> Any:
     """RFC 0001's context at ``leaf_id`` of a document the ``asf`` reader read: the
     request settings (``.settings``) and items (``.items``, each from the entry
     ``.item_entries`` names), whatever rule ``document.context()`` follows."""
-    from .context import AsfContext
+    from .rule import AsfContext
 
     rule = document.context_builder
     if not isinstance(rule, AsfContext):

@@ -23,10 +23,11 @@ from typing import IO, Any
 from piconv import ir
 
 from . import foreign
-from .context import AsfContext, AsfFile, resume_leaf
+from .context import AsfFile, resume_leaf
 from .read_entries import body
 from .reader import iter_lines
 from .restore import extra
+from .rule import AsfContext
 from .unnormalise import restore
 
 JSONDict = dict[str, Any]
