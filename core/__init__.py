@@ -23,8 +23,8 @@ _EXPORTS = {
     "convert": "api",
     "formats": "api",
     "get_format": "api",
-    "readers": "api",
-    "get_reader": "api",
+    "input_formats": "api",
+    "get_input_format": "api",
     "detect": "api",
     "Reader": "readers",
     "plugins": "api",
@@ -53,11 +53,11 @@ if TYPE_CHECKING:
         detect,
         formats,
         get_format,
-        get_reader,
+        get_input_format,
+        input_formats,
         load,
         plugin_failures,
         plugins,
-        readers,
     )
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401

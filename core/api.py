@@ -133,12 +133,12 @@ def detect(source: Source) -> Reader:
             stream.close()  # type: ignore[union-attr]
 
 
-def readers() -> list[Reader]:
+def input_formats() -> list[Reader]:
     """Every registered input format, built-in and from plugins."""
     return get_registry().readers()
 
 
-def get_reader(name: str) -> Reader:
+def get_input_format(name: str) -> Reader:
     """The input format called ``name`` or one of its aliases (case-insensitive); raises
     :class:`PluginError` naming the known ones."""
     return get_registry().reader(name)

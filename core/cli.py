@@ -292,7 +292,7 @@ def _help_format(name: str) -> int:
 
 
 def _list_formats(as_json: bool) -> int:
-    from .api import formats, readers
+    from .api import formats, input_formats
 
     inputs = [
         {
@@ -305,7 +305,7 @@ def _list_formats(as_json: bool) -> int:
             "version": r.version,
             "mapping_doc": r.mapping_doc,
         }
-        for r in readers()
+        for r in input_formats()
     ]
     outputs = [
         {

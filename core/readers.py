@@ -10,10 +10,11 @@ detects or reads, so registering every reader costs a conversion nothing measura
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import InputError, PluginError
+from .records import Frozen, frozen
 
 if TYPE_CHECKING:
     from .ir import Context, Document
@@ -39,8 +40,8 @@ ContextFunction = Callable[["Document", "str | None"], "Context"]
 of the harness that wrote the input."""
 
 
-@dataclass(frozen=True, slots=True)
-class Reader:
+@frozen
+class Reader(Frozen):
     """An input format.
 
     - ``name``: what ``--from`` takes; ``aliases`` are accepted too.
