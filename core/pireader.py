@@ -8,7 +8,6 @@ context rule when they are first called.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
@@ -39,6 +38,8 @@ def detect(head: bytes) -> float:
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError:
+            import json
+
             try:  # orjson refuses a lone surrogate escape, which the reader keeps
                 value = json.loads(line)
             except (ValueError, RecursionError):
