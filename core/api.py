@@ -82,8 +82,9 @@ def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bo
 
 def _head(stream: BinaryIO | bytes) -> tuple[bytes, BinaryIO | bytes]:
     """The first bytes of ``stream`` and the stream to read from the start: a file is
-    read and rewound; what cannot be rewound (a pipe, stdin) is read whole into bytes."""
-    from .readers import HEAD_SIZE
+    read and rewound; what cannot be rewound (a pipe, stdin) gets the bytes read put back
+    in front of the rest."""
+    from .readers import HEAD_SIZE, rewound
 
     if isinstance(stream, (bytes, bytearray)):
         return bytes(stream[:HEAD_SIZE]), stream
@@ -95,8 +96,13 @@ def _head(stream: BinaryIO | bytes) -> tuple[bytes, BinaryIO | bytes]:
             return head, stream
     except (OSError, ValueError):
         pass
-    data = stream.read()
-    return data[:HEAD_SIZE], data
+    head = b""
+    while len(head) < HEAD_SIZE:  # a pipe gives what it has: read until the head is whole or the input ends
+        more = stream.read(HEAD_SIZE - len(head))
+        if not more:
+            return head, head
+        head += more
+    return head, rewound(head, stream)
 
 
 def _choose(stream: BinaryIO | bytes, name: str, reader: str | None) -> tuple[Reader, BinaryIO | bytes]:

@@ -9,6 +9,7 @@ detects or reads, so registering every reader costs a conversion nothing measura
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
@@ -123,6 +124,35 @@ class ReaderTable:
 
     def unknown(self, name: str) -> PluginError:
         return PluginError(f"unknown input format {name!r} (known: {', '.join(sorted(self.readers))})")
+
+
+class Prefixed(io.RawIOBase):
+    """A stream that cannot be rewound (a pipe, stdin) read again from its start: the
+    bytes already taken for detection, then the rest, without holding the whole input."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        super().__init__()
+        self._head = memoryview(head)
+        self._rest = rest
+        self.name = getattr(rest, "name", "<stream>")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def rewound(head: bytes, rest: IO[bytes]) -> IO[bytes]:
+    """``rest`` with ``head`` (what was read of it) put back in front."""
+    return io.BufferedReader(Prefixed(head, rest), buffer_size=HEAD_SIZE)
 
 
 def choose(readers: list[Reader], head: bytes, name: str, fail: Callable[[str], None]) -> Reader:

@@ -227,9 +227,35 @@ def test_a_directory_mixing_pi_and_asf_files_converts_both_and_records_the_reade
     summary = run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True)
     assert (summary.converted, summary.failed) == (2, 1)
     assert "hello from asf" in (out / "b.asf.md").read_text()
-    records = {r["input"]: r for r in map(json.loads, (out / ".piconv-manifest.jsonl").read_text().splitlines())}
+    records = {
+        r["input"]: r for r in map(json.loads, (out / ".piconv-manifest.jsonl").read_text().splitlines())
+    }
     assert records["a.jsonl"]["reader"] == "pi" and records["b.asf.jsonl"]["reader"] == "asf"
     assert "no reader recognises this input" in records["c.jsonl"]["errors"]["load"]["message"]
     # inspect works on whatever a reader reads
     shown = _cli("inspect", str(src / "b.asf.jsonl"), "--json")
     assert shown.returncode == 0 and json.loads(shown.stdout)["reader"] == "asf"
+
+
+def test_a_pipe_is_detected_without_being_read_whole_first(tmp_path: Any) -> None:
+    # Standard input cannot be rewound: the bytes read for detection are put back in
+    # front of the rest. A session well past the 64 KiB head, as pi and as ASF.
+    lines = [
+        {
+            "type": "message",
+            "id": f"m{n}",
+            "parentId": f"m{n - 1}" if n else None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "x" * 500 + str(n)},
+        }
+        for n in range(400)
+    ]
+    pi = session_bytes(*lines)
+    asf = io.BytesIO()
+    piconv.convert(pi, "asf", asf)
+    for data, reader in ((pi, "pi"), (asf.getvalue(), "asf")):
+        assert len(data) > 3 * 64 * 1024
+        shown = _cli("inspect", "-", "--json", stdin=data)
+        assert shown.returncode == 0, shown.stderr
+        info = json.loads(shown.stdout)
+        assert (info["reader"], info["entries"], info["leaf"]) == (reader, 400, "m399")
