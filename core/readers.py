@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from .errors import InputError, PluginError
 from .records import Frozen, frozen
@@ -150,7 +150,7 @@ class Prefixed(io.RawIOBase):
         return len(data)
 
 
-def rewound(head: bytes, rest: IO[bytes]) -> IO[bytes]:
+def rewound(head: bytes, rest: IO[bytes]) -> BinaryIO:
     """``rest`` with ``head`` (what was read of it) put back in front."""
     return io.BufferedReader(Prefixed(head, rest), buffer_size=HEAD_SIZE)
 
