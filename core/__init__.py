@@ -26,6 +26,11 @@ _EXPORTS = {
     "plugins": "api",
     "plugin_failures": "api",
     "context_as_pi": "api",
+    "filters": "api",
+    "apply_filters": "api",
+    "redact": "api",
+    "RedactOptions": "redact",
+    "Filter": "filters",
     "Converter": "registry",
     "Option": "registry",
     "Report": "report",
@@ -43,7 +48,9 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from .api import context_as_pi, convert, formats, get_format, load, plugin_failures, plugins  # noqa: F401
+    from .api import apply_filters, context_as_pi, convert, filters, formats, get_format, load, plugin_failures, plugins, redact  # noqa: F401
+    from .filters import Filter  # noqa: F401
+    from .redact import RedactOptions  # noqa: F401
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401

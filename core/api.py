@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from .collector import collector_paused
@@ -15,7 +15,9 @@ from .registry import Converter, get_registry
 from .report import Report
 
 if TYPE_CHECKING:
+    from .filters import Filter, FilterStep
     from .plugins import PluginInfo
+    from .redact import Redaction, RedactOptions
 
 Source = str | os.PathLike[str] | bytes | BinaryIO
 
@@ -107,6 +109,7 @@ def convert(
     *,
     validate: bool = True,
     recover_glued: bool = False,
+    filters: Sequence[FilterStep] = (),
 ) -> Report:
     """Write ``document`` (or the session at a path, or its bytes) as format ``to`` into ``out``.
 
@@ -120,6 +123,10 @@ def convert(
     entry as it is read, so memory holds one entry rather than the whole document; a file
     that cannot be read that way (see :mod:`piconv.stream`) is converted whole, with the
     same result.
+
+    ``filters`` are ``(name, options)`` steps applied to the document, in order, before
+    the converter sees it (``[("redact", {...})]``, see :func:`apply_filters`); what they
+    did is in the returned report.
     """
     converter = get_registry().get(to)
     opts = dict(options or {})
@@ -130,13 +137,18 @@ def convert(
     inputs = [] if doc is not None or not isinstance(document, (str, os.PathLike)) else [os.fspath(document)]
     if doc is not None and doc.session.source_path:
         inputs.append(doc.session.source_path)
-    streamable = doc is None and converter.write_stream is not None and _rereadable(document)
+    streamable = doc is None and converter.write_stream is not None and _rereadable(document) and not filters
     with collector_paused(), output_to(target, inputs=inputs) as sink:
         report = _write_streaming(converter, document, sink, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
         if report is None:
             if doc is None:
                 doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
+            filtered = Report(format=converter.name)
+            if filters:
+                doc = apply_filters(doc, filters, filtered)
             report = new_report(converter, doc)
+            report.losses.update(filtered.losses)
+            report.notes.update(filtered.notes)
             converter.write(doc, sink, opts, report)
         if validate and converter.check is not None and not converter.checks_while_writing:
             sink.flush()
@@ -149,6 +161,29 @@ def convert(
                     path=report.source,
                 )
     return report
+
+
+def filters() -> list[Filter]:
+    """Every registered filter (IR -> IR), built-in and from plugins, by name."""
+    registry = get_registry()
+    registry._load_third_party()
+    return [registry.filters[k] for k in sorted(registry.filters)]
+
+
+def apply_filters(document: Document, steps: Sequence[FilterStep], report: Report | None = None) -> Document:
+    """``document`` through the filters ``steps`` names (``(name, options)`` pairs), in
+    order; what they removed goes into ``report`` when given."""
+    from .filters import run_filters
+
+    return run_filters(document, steps, report if report is not None else Report(format=""))
+
+
+def redact(document: Document, options: RedactOptions | None = None, **kwargs: Any) -> Redaction:
+    """``document`` with secrets, home paths and named values replaced; the result has
+    ``.document`` and ``.to_json()`` (what was removed, by rule). See docs/redaction.md."""
+    from .redact import redact as run
+
+    return run(document, options, **kwargs)
 
 
 def _rereadable(source: Any) -> bool:

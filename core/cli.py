@@ -69,6 +69,9 @@ def _main_parser() -> _Parser:
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
     p.add_argument("--version", action="version", version=f"piconv {__version__}")
+    from .redact.cli import add_arguments
+
+    add_arguments(p)
     bulk = p.add_argument_group("directory input")
     bulk.add_argument(
         "--jobs",
@@ -228,16 +231,21 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     _one_shot()
     from .api import convert, get_format, load
 
+    from .redact.cli import redaction_steps
+
     converter = get_format(ns.to[0])
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
+    steps = redaction_steps(ns)
     source: Any = ns.input  # a format that writes as it reads converts straight from the file
-    if converter.write_stream is None or ns.input == "-" or ns.leaf is not None:
+    if converter.write_stream is None or ns.input == "-" or ns.leaf is not None or steps:
         source = load(ns.input, recover_glued=ns.recover_glued)
         if ns.leaf is not None and ns.leaf not in source:
             raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
     out: Any = ns.output if ns.output else sys.stdout.buffer
-    report = convert(source, converter.name, out, options, validate=not ns.no_validate, recover_glued=ns.recover_glued)
+    report = convert(
+        source, converter.name, out, options, validate=not ns.no_validate, recover_glued=ns.recover_glued, filters=steps
+    )
     if ns.report:
         from .jsonio import dumps
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from .filters import Filter
     from .registry import Converter
 
 PLUGIN_API_VERSION = 1
@@ -31,4 +32,14 @@ def register_converters(register: Callable[[Converter], None]) -> None:
 
     ``converter`` is a :class:`piconv.Converter`. A name (or alias) already taken by
     another plugin is reported and that converter skipped; the first one keeps the name.
+    """
+
+
+@hookspec
+def register_filters(register: Callable[[Filter], None]) -> None:
+    """Register IR -> IR filters: call ``register(filter)`` once per filter.
+
+    ``filter`` is a :class:`piconv.filters.Filter`. Filters run after the reader and
+    before any converter, in the order asked for. A name already taken is reported and
+    that filter skipped; the first one keeps the name.
     """
