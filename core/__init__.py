@@ -29,7 +29,7 @@ _EXPORTS = {
     "filters": "api",
     "apply_filters": "api",
     "redact": "api",
-    "RedactOptions": "redact",
+    "RedactOptions": "redaction",
     "Filter": "filters",
     "Converter": "registry",
     "Option": "registry",
@@ -50,7 +50,7 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 if TYPE_CHECKING:
     from .api import apply_filters, context_as_pi, convert, filters, formats, get_format, load, plugin_failures, plugins, redact  # noqa: F401
     from .filters import Filter  # noqa: F401
-    from .redact import RedactOptions  # noqa: F401
+    from .redaction import RedactOptions  # noqa: F401
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401

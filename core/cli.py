@@ -69,7 +69,7 @@ def _main_parser() -> _Parser:
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
     p.add_argument("--version", action="version", version=f"piconv {__version__}")
-    from .redact.cli import add_arguments
+    from .redaction.cli import add_arguments
 
     add_arguments(p)
     bulk = p.add_argument_group("directory input")
@@ -231,7 +231,7 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     _one_shot()
     from .api import convert, get_format, load
 
-    from .redact.cli import redaction_steps
+    from .redaction.cli import redaction_steps
 
     converter = get_format(ns.to[0])
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}

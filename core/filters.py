@@ -4,7 +4,7 @@ A filter is registered through the ``register_filters`` hook (as a format is thr
 ``register_converters``) and applied, in the order asked for, before any converter; it
 never knows the output format. What it removed or changed goes into the conversion's
 report (loss codes and ``notes``). The built-in ``redact`` filter is
-:mod:`piconv.redact`.
+:mod:`piconv.redaction`.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ BUILTIN_PLUGINS = (
     "piconv.converters.openai",
     "piconv.converters.markdown",
     "piconv.converters.html",
-    "piconv.redact.hooks",
+    "piconv.redaction.hooks",
 )
 
 

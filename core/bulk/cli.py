@@ -24,7 +24,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         raise UsageError("--leaf names an entry of one session; it cannot apply to a directory")
     if ns.executor != "dask" and ns.scheduler:
         raise UsageError("--scheduler needs --executor dask")
-    from ..redact.cli import redaction_steps
+    from ..redaction.cli import redaction_steps
 
     steps = redaction_steps(ns)
     options = {}

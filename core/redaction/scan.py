@@ -6,7 +6,7 @@ rule runs where it can match rather than once per string:
 - a keyword trie over each lower-cased string finds which gitleaks keywords it holds;
   a rule then runs only on the strings holding one of its keywords, as gitleaks runs a
   rule only on a fragment (a file) holding its keyword;
-- piconv's own rules (:mod:`piconv.redact.rules`) are a handful of expressions, each run
+- piconv's own rules (:mod:`piconv.redaction.rules`) are a handful of expressions, each run
   once over the text.
 
 A finding is a span of one string: ``(string index, start, end, rule, secret)``.

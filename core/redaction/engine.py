@@ -9,7 +9,7 @@ arguments and details, dictionary keys included, is scanned. A field the IR gain
 covered without a change here.
 
 Three passes: collect the distinct strings (in document order), scan them all at once
-(:class:`piconv.redact.scan.Scanner`), rebuild the objects whose strings changed. A
+(:class:`piconv.redaction.scan.Scanner`), rebuild the objects whose strings changed. A
 secret gets one placeholder per session, ``[REDACTED:<rule>#<n>]``, numbered per rule in
 order of first appearance, so the same value reads the same everywhere.
 """
