@@ -48,11 +48,22 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
-    from .api import apply_filters, context_as_pi, convert, filters, formats, get_format, load, plugin_failures, plugins, redact  # noqa: F401
-    from .filters import Filter  # noqa: F401
-    from .redaction import RedactOptions  # noqa: F401
+    from .api import (  # noqa: F401
+        apply_filters,
+        context_as_pi,
+        convert,
+        filters,
+        formats,
+        get_format,
+        load,
+        plugin_failures,
+        plugins,
+        redact,
+    )
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
+    from .filters import Filter  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
+    from .redaction import RedactOptions  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401
     from .report import Report  # noqa: F401
 

@@ -230,7 +230,6 @@ def _convert(args: list[str]) -> int:
 def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     _one_shot()
     from .api import convert, get_format, load
-
     from .redaction.cli import redaction_steps
 
     converter = get_format(ns.to[0])

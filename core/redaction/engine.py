@@ -31,6 +31,17 @@ OPAQUE_EXTRA = re.compile(r"(?i)signature|encrypted")
 
 
 _SCALARS = frozenset({int, float, bool})
+_SCANNED: dict[type, tuple[str, ...]] = {}
+
+
+def _scanned(cls: type) -> tuple[str, ...]:
+    """The fields of an IR class whose strings are scanned: all but the tree's ids,
+    signatures and an image's data."""
+    names = _SCANNED.get(cls)
+    if names is None:
+        skip = STRUCTURAL | {"signature"} | ({"data"} if cls is Image else set())
+        names = _SCANNED[cls] = tuple(n for n in cls._names if n not in skip)  # type: ignore[attr-defined]
+    return names
 
 
 @dataclass(slots=True)
@@ -56,10 +67,9 @@ class Outcome:
         item.count += 1
         if placeholder is not None:
             item.values.add(placeholder)
-        if entry is not None:
-            if not item.entries or item.entries[-1] != entry.id:
-                item.entries.append(entry.id)
-                item.lines.append(entry.origin.line)
+        if entry is not None and (not item.entries or item.entries[-1] != entry.id):
+            item.entries.append(entry.id)
+            item.lines.append(entry.origin.line)
 
 
 class Redactor:
@@ -75,26 +85,29 @@ class Redactor:
 
     # -- pass 1: the distinct strings, in document order
     def _collect(self, value: Any) -> None:
-        if value is None or value.__class__ in _SCALARS:
-            return
-        if isinstance(value, str):
-            if value not in self._strings:
-                self._strings[value] = len(self._strings)
-        elif isinstance(value, Node):
-            if isinstance(value, Image):
-                self._collect(value.media_type)
-                self._collect(value.extra)
-                return
-            for name in value._names:
-                if name not in STRUCTURAL and name != "signature":
-                    self._collect(getattr(value, name))
-        elif isinstance(value, (dict, Mapping)):
+        cls = value.__class__
+        if cls is str:
+            strings = self._strings
+            if value not in strings:
+                strings[value] = len(strings)
+        elif cls is dict:
             for key, item in value.items():
                 self._collect(key)
-                self._collect(item)
-        elif isinstance(value, (list, tuple)):
+                if item is not None and item.__class__ not in _SCALARS:
+                    self._collect(item)
+        elif cls is list or cls is tuple:
             for item in value:
-                self._collect(item)
+                if item is not None and item.__class__ not in _SCALARS:
+                    self._collect(item)
+        elif isinstance(value, Node):
+            for name in _scanned(cls):
+                item = getattr(value, name)
+                if item is not None and item.__class__ not in _SCALARS:
+                    self._collect(item)
+        elif isinstance(value, Mapping):
+            self._collect(dict(value))
+        elif isinstance(value, (list, tuple)):
+            self._collect(list(value))
 
     # -- pass 2: one scan, a replacement for each string holding a secret
     def _plan(self) -> None:
@@ -142,7 +155,7 @@ class Redactor:
             return self._rebuild_mapping(value, top_extra=False)
         if isinstance(value, (list, tuple)):
             items = [self._rebuild(item) for item in value]
-            if all(a is b for a, b in zip(items, value)):
+            if all(a is b for a, b in zip(items, value, strict=True)):
                 return value
             return type(value)(items)
         return value
@@ -166,7 +179,7 @@ class Redactor:
         changed = False
         for name in node._names:
             old = getattr(node, name)
-            if name in STRUCTURAL or old is None:
+            if old is None or name in STRUCTURAL or old.__class__ in _SCALARS:
                 new = old
             elif name == "signature":
                 self.outcome.note(self.outcome.dropped, "signature", self._entry)

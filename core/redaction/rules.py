@@ -94,12 +94,18 @@ class EnvAssignmentRule(ExtraRule):
     threshold for a generic key) and both letters and digits."""
 
     id = "env-assignment"
-    _regex = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]{0,80}=[\"']?([A-Za-z0-9+/=_.~:-]{16,512})[\"']?[ \t]*\r?$")
+    # Led by the "=" (a literal: Python's re looks for it, rather than trying every line
+    # start); the name before it is checked afterwards.
+    _regex = re.compile(r"(?m)=[\"']?([A-Za-z0-9+/=_.~:-]{16,512})[\"']?[ \t]*\r?$")
+    _name = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]{0,80}")
     _letters = re.compile(r"[A-Za-z]")
     _digits = re.compile(r"[0-9]")
 
     def find(self, text: str) -> Iterator[tuple[int, int]]:
         for m in self._regex.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if self._name.fullmatch(text, line_start, m.start()) is None:
+                continue
             value = m.group(1)
             if "://" in value or value.startswith(("/", "~", ".")):
                 continue  # a URL or a path (a URL's password has its own rule)

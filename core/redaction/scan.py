@@ -3,9 +3,9 @@
 The strings of a session are joined into one text, one string per line block, so each
 rule runs where it can match rather than once per string:
 
-- a keyword trie over each lower-cased string finds which gitleaks keywords it holds;
-  a rule then runs only on the strings holding one of its keywords, as gitleaks runs a
-  rule only on a fragment (a file) holding its keyword;
+- one Aho-Corasick pass (pyahocorasick; gitleaks does the same) over the lower-cased
+  text finds where gitleaks' keywords occur; a rule then runs only on the lines holding
+  one of its keywords, as gitleaks runs a rule only on a fragment holding its keyword;
 - piconv's own rules (:mod:`piconv.redaction.rules`) are a handful of expressions, each run
   once over the text.
 
@@ -14,7 +14,6 @@ A finding is a span of one string: ``(string index, start, end, rule, secret)``.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -41,27 +40,14 @@ class ExtraRule:
         raise NotImplementedError
 
 
-def keyword_trie(words: Iterable[str]) -> re.Pattern[str]:
-    """One expression matching any of ``words`` (longest first at each place), built as
-    a trie so each position of the text costs a few character tests, not one per word."""
-    root: dict[str, dict] = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
+SHORT_KEYWORD = 2
+"""Keywords this short (gitleaks' ``s.``, ``sk``, ``ey``) occur on nearly every line of
+prose or code: they are looked for per string, and their rules run on whole strings."""
 
-    def build(node: dict[str, dict]) -> str:
-        ends = "" in node
-        alternatives = [re.escape(c) + build(sub) for c, sub in sorted(node.items()) if c]
-        if not alternatives:
-            return ""
-        body = alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
-        if ends:
-            body = f"(?:{body})?" if len(alternatives) > 1 or len(alternatives[0]) > 1 else body + "?"
-        return body
 
-    return re.compile(build(root))
+def _is_multiline(pattern: str) -> bool:
+    """A rule whose match may span lines (a private-key block) runs on whole strings."""
+    return any(token in pattern for token in ("[\\s\\S", "(?s", "\\r", "[\\r\\n]"))
 
 
 class Scanner:
@@ -69,7 +55,17 @@ class Scanner:
         self.rules = rules
         self.extra = [r for r in extra if r.id not in disabled]
         self.disabled = disabled
-        self._trie = keyword_trie(rules.by_keyword) if rules.by_keyword else None
+        self._short = [k for k in rules.by_keyword if len(k) <= SHORT_KEYWORD]
+        self._keywords = None
+        long_keywords = [k for k in rules.by_keyword if len(k) > SHORT_KEYWORD]
+        if long_keywords:
+            import ahocorasick
+
+            self._keywords = ahocorasick.Automaton()
+            for keyword in long_keywords:
+                self._keywords.add_word(keyword, keyword)
+            self._keywords.make_automaton()
+        self._multiline = {r.id for r in rules.rules.values() if _is_multiline(r.pattern)}
 
     def scan(self, strings: Sequence[str]) -> list[Span]:
         text = "\n".join(strings)
@@ -93,27 +89,63 @@ class Scanner:
         return spans
 
     def _gitleaks(self, text: str, strings: Sequence[str], starts: list[int], found: list[tuple[int, int, str, str]]) -> None:
-        """Each rule over each string holding one of its keywords (gitleaks' fragment is
-        a file; here it is one string of the session)."""
+        """Each rule over the lines (or, for a rule spanning lines or keyed by a short
+        keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
+        on a fragment holding its keyword."""
         rules = self.rules
-        units: dict[str, list[int]] = {}
-        if self._trie is not None:
-            findall = self._trie.findall
+        disabled = self.disabled
+        units: dict[str, set[tuple[int, int]]] = {}
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a character whose lower case is longer: keep offsets
+            lowered = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+        size = len(text)
+
+        def string_span(pos: int) -> tuple[int, int]:
+            i = bisect_right(starts, pos) - 1
+            return starts[i], starts[i] + len(strings[i])
+
+        for keyword in self._short:
+            wanted = [r for r in rules.by_keyword[keyword] if r.id not in disabled]
+            pos = lowered.find(keyword)
+            while wanted and pos >= 0:
+                span = string_span(pos)
+                for rule in wanted:
+                    units.setdefault(rule.id, set()).add(span)
+                pos = lowered.find(keyword, span[1])
+        if self._keywords is not None:
             by_keyword = rules.by_keyword
-            disabled = self.disabled
-            for index, string in enumerate(strings):
-                seen: set[str] = set()
-                for keyword in set(findall(string.lower())):
-                    for rule in by_keyword.get(keyword, ()):
-                        if rule.id not in seen and rule.id not in disabled:
-                            seen.add(rule.id)
-                            units.setdefault(rule.id, []).append(index)
+            multiline = self._multiline
+            line_end = -1
+            line: tuple[int, int] = (0, 0)
+            for last, keyword in self._keywords.iter(lowered):
+                pos = last - len(keyword) + 1
+                if pos > line_end:
+                    first = text.rfind("\n", 0, pos) + 1
+                    line_end = text.find("\n", pos)
+                    if line_end < 0:
+                        line_end = size
+                    line = (first, line_end)
+                for rule in by_keyword[keyword]:
+                    if rule.id not in disabled:
+                        units.setdefault(rule.id, set()).add(string_span(pos) if rule.id in multiline else line)
         for rule in rules.unconditional:
-            if rule.id not in self.disabled:
-                units[rule.id] = list(range(len(strings)))
+            if rule.id not in disabled:
+                units[rule.id] = {(starts[i], starts[i] + len(s)) for i, s in enumerate(strings)}
         for rule_id in sorted(units):
             rule = rules.rules[rule_id]
-            for index in units[rule_id]:
-                start = starts[index]
-                for f in rules.apply(rule, text, start, start + len(strings[index])):
+            for a, b in _merged(units[rule_id]):
+                for f in rules.apply(rule, text, a, b):
                     found.append((f.start, f.end, f.rule, f.secret))
+
+
+def _merged(spans: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, with the ones that touch or overlap (consecutive lines) joined: one
+    call per run of lines rather than one per line."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1] + 1:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
