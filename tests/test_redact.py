@@ -185,3 +185,54 @@ def test_the_fast_paths_equal_the_plain_expression(shared: Path, rule_id: str) -
 def test_redact_options_fingerprint_hides_values() -> None:
     a = RedactOptions(values=("hunter2-secret",))
     assert "hunter2" not in a.fingerprint() and a.fingerprint() != RedactOptions().fingerprint()
+
+
+def _reference_spans(strings: list[str]) -> set[tuple[int, int, int, str]]:
+    """gitleaks' rules the plain way: every rule whose keyword a string holds, its
+    expression as written (no fast path) over each line of the string (the whole string
+    for a rule that spans lines or has a two-character keyword)."""
+    from piconv.redaction.scan import SHORT_KEYWORD, _is_multiline
+
+    rules = gitleaks.RuleSet(json.loads((Path(gitleaks.__file__).parent / gitleaks.COMPILED).read_text()))
+    for rule in rules.rules.values():
+        rule._regex = re.compile(rule.pattern)  # the plain expression alone
+    out = set()
+    for index, string in enumerate(strings):
+        lowered = string.lower()
+        for rule in rules.rules.values():
+            present = [k for k in rule.keywords if k in lowered]
+            if not present:
+                continue
+            whole = _is_multiline(rule.pattern) or any(len(k) <= SHORT_KEYWORD for k in present)
+            offset = 0
+            for unit in [string] if whole else string.split("\n"):
+                if whole or any(k in unit.lower() for k in rule.keywords):
+                    out.update((index, offset + f.start, offset + f.end, f.rule) for f in rules.apply(rule, unit))
+                offset += len(unit) + 1
+    return out
+
+
+def test_the_scanner_finds_what_the_plain_rules_find(shared: Path) -> None:
+    from piconv.redaction.engine import Redactor
+    from piconv.redaction.scan import Scanner
+
+    for source in [seeded_session(), *(p.read_bytes() for p in sorted((shared / "corpus" / "pi").glob("Whamp*.jsonl"))),
+                   (shared / "corpus" / "pi" / "badlogic__pi-mono__session.jsonl").read_bytes()]:
+        doc = piconv.load(source)
+        redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
+        for entry in doc.entries:
+            redactor._collect(entry)
+        strings = list(redactor._strings)
+        found = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
+        assert found == _reference_spans(strings)
+
+
+def test_the_shipped_json_is_the_shipped_toml() -> None:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    here = Path(gitleaks.__file__).parent
+    assert json.loads((here / gitleaks.COMPILED).read_text()) == tomllib.loads((here / gitleaks.SOURCE).read_text())

@@ -66,6 +66,12 @@ class Scanner:
                 self._keywords.add_word(keyword, keyword)
             self._keywords.make_automaton()
         self._multiline = {r.id for r in rules.rules.values() if _is_multiline(r.pattern)}
+        self._led: set[str] = set()
+        """Keyword-led rules (gitleaks' semi-generic ones): tried only where a keyword
+        starts, not at every position of its lines."""
+        for rule in rules.rules.values():
+            if rule.keyword_led and all(len(k) > SHORT_KEYWORD for k in rule.keywords):
+                self._led.add(rule.id)
 
     def scan(self, strings: Sequence[str]) -> list[Span]:
         text = "\n".join(strings)
@@ -112,9 +118,11 @@ class Scanner:
                 for rule in wanted:
                     units.setdefault(rule.id, set()).add(span)
                 pos = lowered.find(keyword, span[1])
+        anchored: dict[str, dict[tuple[int, int], list[int]]] = {}  # keyword-led rules: line -> keyword places
         if self._keywords is not None:
             by_keyword = rules.by_keyword
             multiline = self._multiline
+            led = self._led
             line_end = -1
             line: tuple[int, int] = (0, 0)
             for last, keyword in self._keywords.iter(lowered):
@@ -126,26 +134,25 @@ class Scanner:
                         line_end = size
                     line = (first, line_end)
                 for rule in by_keyword[keyword]:
-                    if rule.id not in disabled:
+                    if rule.id in disabled:
+                        continue
+                    if rule.id in led:
+                        anchored.setdefault(rule.id, {}).setdefault(line, []).append(pos)
+                    else:
                         units.setdefault(rule.id, set()).add(string_span(pos) if rule.id in multiline else line)
         for rule in rules.unconditional:
             if rule.id not in disabled:
                 units[rule.id] = {(starts[i], starts[i] + len(s)) for i, s in enumerate(strings)}
         for rule_id in sorted(units):
             rule = rules.rules[rule_id]
-            for a, b in _merged(units[rule_id]):
+            lines = anchored.pop(rule_id, None)
+            if lines:  # a keyword-led rule also keyed by a short keyword: lines run whole
+                units[rule_id].update(lines)
+            for a, b in sorted(units[rule_id]):
                 for f in rules.apply(rule, text, a, b):
                     found.append((f.start, f.end, f.rule, f.secret))
-
-
-def _merged(spans: set[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Spans sorted, with the ones that touch or overlap (consecutive lines) joined: one
-    call per run of lines rather than one per line."""
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1] + 1:
-            if b > out[-1][1]:
-                out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
+        for rule_id in sorted(anchored):
+            rule = rules.rules[rule_id]
+            for (a, b), places in sorted(anchored[rule_id].items()):
+                for f in rules.apply(rule, text, a, b, sorted(set(places))):
+                    found.append((f.start, f.end, f.rule, f.secret))
