@@ -17,10 +17,10 @@ mentions no Slack token never pays for compiling Slack's expressions.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 SOURCE = "gitleaks.toml"
@@ -112,10 +112,18 @@ class Rule:
     keywords: tuple[str, ...]
     entropy: float
     secret_group: int
-    allowlists: tuple[Allowlist, ...]
+    raw_allowlists: tuple[dict[str, Any], ...]
+    _allowlists: tuple[Allowlist, ...] | None = field(default=None, repr=False)
     _regex: re.Pattern[str] | None = field(default=None, repr=False)
     _split: tuple[re.Pattern[str], re.Pattern[str], int] | None = field(default=None, repr=False)
     _unbounded: re.Pattern[str] | None = field(default=None, repr=False)
+
+    @property
+    def allowlists(self) -> tuple[Allowlist, ...]:
+        """Read on first use: most rules never find anything to let go."""
+        if self._allowlists is None:
+            self._allowlists = tuple(a for a in map(_allowlist, self.raw_allowlists) if a is not None)
+        return self._allowlists
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -234,7 +242,7 @@ class RuleSet:
                 keywords=tuple(k.lower() for k in raw.get("keywords", ())),
                 entropy=float(raw.get("entropy", 0.0)),
                 secret_group=int(raw.get("secretGroup", 0)),
-                allowlists=tuple(a for a in map(_allowlist, raw.get("allowlists", ())) if a is not None),
+                raw_allowlists=tuple(raw.get("allowlists", ())),
             )
             self.rules[rule.id] = rule
             if not rule.keywords:
@@ -297,5 +305,7 @@ def load() -> RuleSet:
     if _loaded is None:
         from ..jsonio import loads
 
-        _loaded = RuleSet(loads(resources.files(__package__).joinpath(COMPILED).read_bytes()))
+        # a plain file beside this module (importlib.resources would cost its imports)
+        with open(os.path.join(os.path.dirname(__file__), COMPILED), "rb") as fh:
+            _loaded = RuleSet(loads(fh.read()))
     return _loaded
