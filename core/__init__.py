@@ -29,7 +29,7 @@ _EXPORTS = {
     "filters": "api",
     "apply_filters": "api",
     "redact": "api",
-    "RedactOptions": "redaction",
+    "RedactOptions": "redaction.api",
     "Filter": "filters",
     "Converter": "registry",
     "Option": "registry",
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
     from .filters import Filter  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
-    from .redaction import RedactOptions  # noqa: F401
+    from .redaction.api import RedactOptions  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401
     from .report import Report  # noqa: F401
 

@@ -17,7 +17,7 @@ from .report import Report
 if TYPE_CHECKING:
     from .filters import Filter, FilterStep
     from .plugins import PluginInfo
-    from .redaction import Redaction, RedactOptions
+    from .redaction.api import Redaction, RedactOptions
 
 Source = str | os.PathLike[str] | bytes | BinaryIO
 
@@ -181,7 +181,7 @@ def apply_filters(document: Document, steps: Sequence[FilterStep], report: Repor
 def redact(document: Document, options: RedactOptions | None = None, **kwargs: Any) -> Redaction:
     """``document`` with secrets, home paths and named values replaced; the result has
     ``.document`` and ``.to_json()`` (what was removed, by rule). See docs/redaction.md."""
-    from .redaction import redact as run
+    from .redaction.api import redact as run
 
     return run(document, options, **kwargs)
 

@@ -61,7 +61,7 @@ def _filters_identity(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> list[
     for name, opts in filters:
         given = opts.get("options")
         if hasattr(given, "fingerprint"):
-            from ..redaction import rule_set_name
+            from ..redaction.api import rule_set_name
 
             out.append({"name": name, "rules": rule_set_name(), "fingerprint": given.fingerprint()})
         else:

@@ -37,7 +37,7 @@ def redaction_steps(ns: argparse.Namespace, environ: Any = None) -> list[tuple[s
         return []
     if not (ns.redact or given or conf.get("always")):
         return []
-    from . import RedactOptions, unknown_rules
+    from .api import RedactOptions, unknown_rules
 
     skip = tuple(conf.get("skip", [])) + tuple(ns.redact_skip or ())
     unknown = unknown_rules(skip)
@@ -51,7 +51,7 @@ def redaction_steps(ns: argparse.Namespace, environ: Any = None) -> list[tuple[s
         disabled=skip,
     )
     for pattern in options.patterns:
-        from . import _compile
+        from .api import _compile
 
         _compile(pattern)
     return [("redact", {"options": options})]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def apply_redact(document: Document, options: Mapping[str, Any], report: Report) -> Document:
     """``options`` holds a :class:`piconv.redact.RedactOptions` under ``"options"``, or
     that class's fields by name."""
-    from . import RedactOptions, redact
+    from .api import RedactOptions, redact
 
     given = options.get("options")
     if not isinstance(given, RedactOptions):
