@@ -236,3 +236,14 @@ def test_the_shipped_json_is_the_shipped_toml() -> None:
         import tomli as tomllib
     here = Path(gitleaks.__file__).parent
     assert json.loads((here / gitleaks.COMPILED).read_text()) == tomllib.loads((here / gitleaks.SOURCE).read_text())
+
+
+def test_redact_env_takes_secret_looking_variables_only(seeded: Path) -> None:
+    doc = piconv.load(seeded_session().replace(b"acme/app", b"acme/s3cr3t-deploy-key"))
+    environ = {"DEPLOY_KEY": "s3cr3t-deploy-key", "PWD": "/home/alicewonder/projects/app", "EDITOR": "vim-vim-vim"}
+    assert RedactOptions(environ=environ).env_values() == ["s3cr3t-deploy-key"]
+    result = piconv.redact(doc, environ=environ)
+    assert result.to_json()["rules"]["env"]["count"] >= 1
+    assert not any(
+        "s3cr3t-deploy-key" in str(e) for e in result.document.entries
+    )

@@ -31,7 +31,7 @@ RULES_VERSION = 1
 OWN_RULES = ("url-password", "env-assignment", "home", "user", "value", "pattern", "env")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RedactOptions:
     """What to redact.
 
@@ -51,18 +51,20 @@ class RedactOptions:
 
     values: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
-    environ: Mapping[str, str] | None = field(default=None, compare=False)
+    environ: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
     images: bool = False
     disabled: tuple[str, ...] = ()
     homes: tuple[str, ...] | None = None
     users: tuple[str, ...] | None = None
 
     def env_values(self) -> list[str]:
-        from .rules import SECRET_ENV_NAME
+        from .rules import NOT_SECRET_ENV, SECRET_ENV_NAME
 
         if not self.environ:
             return []
-        return sorted({v for k, v in self.environ.items() if SECRET_ENV_NAME.search(k) and len(v) >= 8})
+        return sorted(
+            {v for k, v in self.environ.items() if SECRET_ENV_NAME.search(k) and k not in NOT_SECRET_ENV and len(v) >= 8}
+        )
 
     def fingerprint(self) -> str:
         """A hash naming the rule set and these options (no secret can be read from it):

@@ -28,6 +28,8 @@ still becomes ``~``)."""
 
 SECRET_ENV_NAME = re.compile(r"(?i)(?:key|token|secret|passw(?:or)?d|pwd|credential|auth|session|cookie|private|signature|dsn)")
 """Names of environment variables whose values ``--redact-env`` redacts."""
+NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "XAUTHORITY", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KRB5CCNAME"})
+"""Names that match :data:`SECRET_ENV_NAME` but hold a directory or a socket's path."""
 
 
 def escaped_forms(value: str) -> list[str]:
