@@ -53,8 +53,25 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see piconv --help)")
 
 
+def _help_formatter(prog: str) -> argparse.HelpFormatter:
+    # argparse asks shutil for the width each time it makes a formatter, which it does for
+    # every add_argument; shutil (with the compression modules it imports) is not needed
+    # for that, so the width is found as shutil finds it.
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    columns = columns or 80
+    return argparse.RawDescriptionHelpFormatter(prog, width=max(columns, 20) - 2)
+
+
 def _main_parser() -> _Parser:
-    p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=_help_formatter)
     p.add_argument("input", nargs="?", help="session file, '-' for stdin, or a directory of sessions")
     p.add_argument("--to", "-t", dest="to", action="append", metavar="FORMAT", help="output format (repeatable for a directory)")
     p.add_argument("-o", "--output", metavar="PATH", help="output file (a directory for a directory input); default stdout")

@@ -28,6 +28,7 @@ import orjson
 
 from .fastload import compile_maker
 from .problems import Problem
+from .records import Frozen, frozen
 
 __all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
 
@@ -68,8 +69,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _INF = float("inf")
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+@frozen
+class Record(Frozen):
     line: int  # 1-based physical line number
     value: dict  # the parsed JSON object, exactly as in the file
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import PluginError
+from .records import Frozen, frozen
 
 if TYPE_CHECKING:
     from .filters import Filter
@@ -29,8 +30,8 @@ class PluginWarning(UserWarning):
     clashed on a format name); it was skipped and everything else works."""
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
+@frozen
+class Option(Frozen):
     """A command-line option a converter accepts. ``flag`` is the long option
     (``--images``); the value reaches ``Converter.write`` under ``dest`` (default: the
     flag without dashes, ``-`` → ``_``)."""
@@ -61,8 +62,8 @@ output ``write`` makes of the whole document. It may raise
 file); the caller then discards what was written and calls ``write``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Converter:
+@frozen
+class Converter(Frozen):
     """An output format.
 
     - ``name``: what ``--to`` takes; ``aliases`` are accepted too.
