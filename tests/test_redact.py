@@ -247,3 +247,26 @@ def test_redact_env_takes_secret_looking_variables_only(seeded: Path) -> None:
     assert not any(
         "s3cr3t-deploy-key" in str(e) for e in result.document.entries
     )
+
+
+def test_odd_text_is_redacted_at_the_right_place() -> None:
+    # a lone surrogate escape, and "İ" whose lower case is two characters long
+    token = SECRETS["github-pat"]
+    data = (
+        b'{"type":"session","version":3,"id":"s","cwd":"/home/zed/x"}\n'
+        b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"\\u0130\\u0130 key '
+        + token.encode()
+        + b' \\ud800 \\u0130stanbul"}}\n'
+    )
+    result = piconv.redact(piconv.load(data))
+    assert result.document.entries[0].message.content == "\u0130\u0130 key [REDACTED:github-pat#1] \ud800 \u0130stanbul"
+    for fmt in FORMATS:
+        assert token.encode() not in _convert_bytes(result.document, fmt)
+
+
+def _convert_bytes(doc: piconv.ir.Document, fmt: str) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    piconv.convert(doc, fmt, out)
+    return out.getvalue()
