@@ -104,8 +104,11 @@ class Redactor:
                 item = getattr(value, name)
                 if item is not None and item.__class__ not in _SCALARS:
                     self._collect(item)
+        elif isinstance(value, str):  # a str subclass
+            self._collect(str(value))
         elif isinstance(value, Mapping):
-            self._collect(dict(value))
+            if value:
+                self._collect(dict(value))
         elif isinstance(value, (list, tuple)):
             self._collect(list(value))
 
@@ -140,24 +143,31 @@ class Redactor:
 
     # -- pass 3: rebuild what changed
     def _rebuild(self, value: Any) -> Any:
-        if value is None or value.__class__ in _SCALARS:
+        cls = value.__class__
+        if value is None or cls in _SCALARS:
             return value
-        if isinstance(value, str):
+        if cls is str:
             done = self._replaced.get(value)
             if done is None:
                 return value
             for rule, placeholder in done[1]:
                 self.outcome.note(self.outcome.rules, rule, self._entry, placeholder)
             return done[0]
-        if isinstance(value, Node):
-            return self._rebuild_node(value)
-        if isinstance(value, (dict, Mapping)):
+        if cls is dict:
             return self._rebuild_mapping(value, top_extra=False)
-        if isinstance(value, (list, tuple)):
+        if cls is tuple or cls is list:
             items = [self._rebuild(item) for item in value]
             if all(a is b for a, b in zip(items, value, strict=True)):
                 return value
-            return type(value)(items)
+            return cls(items)
+        if isinstance(value, Node):
+            return self._rebuild_node(value)
+        if isinstance(value, str):  # a str subclass
+            return self._rebuild(str(value))
+        if isinstance(value, Mapping):
+            return self._rebuild_mapping(value, top_extra=False)
+        if isinstance(value, (list, tuple)):
+            return self._rebuild(list(value))
         return value
 
     def _rebuild_mapping(self, value: Mapping[str, Any], *, top_extra: bool) -> Any:
