@@ -270,3 +270,17 @@ def _convert_bytes(doc: piconv.ir.Document, fmt: str) -> bytes:
     out = io.BytesIO()
     piconv.convert(doc, fmt, out)
     return out.getvalue()
+
+
+def test_a_pattern_anchors_at_each_line_and_keeps_its_group() -> None:
+    from conftest import session_bytes
+
+    data = session_bytes(
+        {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "intro\nticket: ACME-1\nnot ticket: ACME-2", "timestamp": 1}},
+        {"type": "message", "id": "b", "parentId": "a", "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "ticket: ACME-1", "timestamp": 2}},
+    )
+    doc = piconv.redact(piconv.load(data), patterns=[r"^ticket: (ACME-\d+)$"]).document
+    assert doc.entries[0].message.content == "intro\nticket: [REDACTED:pattern#1]\nnot ticket: ACME-2"
+    assert doc.entries[1].message.content == "ticket: [REDACTED:pattern#1]"

@@ -36,8 +36,9 @@ class RedactOptions:
     """What to redact.
 
     - ``values``: literal strings, redacted wherever they appear (``--redact-value``).
-    - ``patterns``: regular expressions (``--redact-pattern``): the first group if the
-      expression has one, else the whole match.
+    - ``patterns``: regular expressions (``--redact-pattern``), Python's, ``^`` and ``$``
+      marking each line's start and end: the first group if the expression has one, else
+      the whole match.
     - ``environ``: an environment (``os.environ`` for ``--redact-env``): the values of its
       variables whose names look secret (key, token, secret, password, ...), 8 characters
       or longer.
@@ -166,7 +167,7 @@ def redact(document: Document, options: RedactOptions | None = None, **kwargs: A
 
 def _compile(pattern: str) -> re.Pattern[str]:
     try:
-        compiled = re.compile(pattern)
+        compiled = re.compile(pattern, re.MULTILINE)  # ^ and $ at each line of the session's text
     except re.error as exc:
         raise UsageError(f"--redact-pattern {pattern!r}: not a regular expression: {exc}") from None
     if compiled.search(""):
