@@ -11,7 +11,15 @@ ones do (``tests/test_records.py`` holds every such class to a generated twin).
 from __future__ import annotations
 
 from dataclasses import MISSING, FrozenInstanceError, dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # type checkers see a frozen record as the frozen dataclass it behaves as
+    from typing_extensions import dataclass_transform
+else:
+
+    def dataclass_transform(**_kwargs: Any) -> Any:
+        return lambda decorated: decorated
+
 
 __all__ = ["Frozen", "frozen"]
 
@@ -79,6 +87,7 @@ class Frozen:
             object.__setattr__(self, name, value)
 
 
+@dataclass_transform(frozen_default=True, eq_default=True)
 def frozen(cls: type[_T]) -> type[_T]:
     """A :class:`Frozen` subclass made a dataclass with slots, its methods inherited.
     Defaults are values (a factory would be shared by every instance)."""
