@@ -63,11 +63,11 @@ def _filters_identity(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> list[
     a change reconverts. The redaction filter names its rule set."""
     out = []
     for name, opts in filters:
-        given = opts.get("options")
-        if hasattr(given, "fingerprint"):
+        fingerprint = getattr(opts.get("options"), "fingerprint", None)
+        if callable(fingerprint):
             from ..redaction.api import rule_set_name
 
-            out.append({"name": name, "rules": rule_set_name(), "fingerprint": given.fingerprint()})
+            out.append({"name": name, "rules": rule_set_name(), "fingerprint": fingerprint()})
         else:
             out.append({"name": name, "fingerprint": _options_hash(opts, True, False)})
     return out
