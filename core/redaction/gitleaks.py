@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SOURCE = "gitleaks.toml"
+"""gitleaks' ``config/gitleaks.toml``, shipped unchanged with gitleaks' MIT licence
+(``GITLEAKS-LICENSE`` beside it)."""
 COMPILED = "gitleaks.json"
 """``gitleaks.toml`` as JSON (``scripts/gen_gitleaks_rules.py``; a test holds the two
 equal): read in a millisecond where parsing the TOML takes thirty."""
