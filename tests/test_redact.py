@@ -284,3 +284,15 @@ def test_a_pattern_anchors_at_each_line_and_keeps_its_group() -> None:
     doc = piconv.redact(piconv.load(data), patterns=[r"^ticket: (ACME-\d+)$"]).document
     assert doc.entries[0].message.content == "intro\nticket: [REDACTED:pattern#1]\nnot ticket: ACME-2"
     assert doc.entries[1].message.content == "ticket: [REDACTED:pattern#1]"
+
+
+def test_a_redacted_document_is_still_never_written_over_its_input(seeded: Path, tmp_path: Path) -> None:
+    home_copy = tmp_path / "home" / "alicewonder"
+    home_copy.mkdir(parents=True)
+    source = home_copy / "s.jsonl"
+    source.write_bytes(seeded.read_bytes())
+    result = piconv.redact(piconv.load(str(source)), homes=(str(home_copy),), users=("alicewonder",))
+    assert result.document.session.source_path == str(source)
+    with pytest.raises(piconv.OutputError):
+        piconv.convert(result.document, "markdown", str(source))
+    assert source.read_bytes() == seeded.read_bytes()

@@ -1,7 +1,7 @@
 """Redacting a document: every string of the IR, found by walking it generically.
 
-The walk knows no field by name but these: the ids that hold the tree together
-(:data:`STRUCTURAL`, never secrets and never changed), ``signature`` fields and the
+The walk knows no field by name but these: the ids that hold the tree together and the
+input file's path (:data:`STRUCTURAL`, never changed), ``signature`` fields and the
 signature or encrypted members of an ``extra`` (opaque provider data whose content cannot
 be checked: dropped), and ``Image.data`` (base64 pixels: not text; dropped with
 ``images``). Every other string, at any depth, in typed fields, ``extra`` mappings, tool
@@ -24,8 +24,11 @@ from typing import Any
 from ..ir import Document, Entry, Image, Node
 from .scan import Scanner, Span
 
-STRUCTURAL = frozenset({"id", "parent_id", "target_id", "call_id", "from_id", "first_kept_id", "leaf_id", "entry_id"})
-"""Fields holding ids of the tree: never scanned, never changed."""
+STRUCTURAL = frozenset(
+    {"id", "parent_id", "target_id", "call_id", "from_id", "first_kept_id", "leaf_id", "entry_id", "source_path"}
+)
+"""Fields holding ids of the tree, and where the session file is on this machine (what
+keeps an output off its input; no format writes it): never scanned, never changed."""
 OPAQUE_EXTRA = re.compile(r"(?i)signature|encrypted")
 """Members of an ``extra`` mapping that carry opaque provider data."""
 
