@@ -415,6 +415,8 @@ def _record(
     }
     if result.get("filtered") is not None:
         record["filtered"] = result["filtered"]  # what the filters removed, by code
+    if result.get("reader") or old.get("reader"):
+        record["reader"] = result.get("reader") or old.get("reader")  # the input format detected
     if result["errors"]:
         record["errors"] = result["errors"]
         summary.add_failure(rel, result["errors"])
