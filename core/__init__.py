@@ -32,6 +32,11 @@ _EXPORTS = {
     "plugins": "api",
     "plugin_failures": "api",
     "context_as_pi": "api",
+    "filters": "api",
+    "apply_filters": "api",
+    "redact": "api",
+    "RedactOptions": "redaction.api",
+    "Filter": "filters",
     "Converter": "registry",
     "Option": "registry",
     "Report": "report",
@@ -50,10 +55,12 @@ _EXPORTS = {
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --strict)
+    from .api import apply_filters as apply_filters
     from .api import context_as_pi as context_as_pi
     from .api import convert as convert
     from .api import convert_to_bytes as convert_to_bytes
     from .api import detect as detect
+    from .api import filters as filters
     from .api import format_for_path as format_for_path
     from .api import formats as formats
     from .api import get_format as get_format
@@ -62,16 +69,19 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .api import load as load
     from .api import plugin_failures as plugin_failures
     from .api import plugins as plugins
+    from .api import redact as redact
     from .errors import InputError as InputError
     from .errors import OutputError as OutputError
     from .errors import PiconvError as PiconvError
     from .errors import PluginError as PluginError
     from .errors import UsageError as UsageError
     from .errors import ValidationFailed as ValidationFailed
+    from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl
     from .output import write_into_folder as write_into_folder
     from .readers import Reader as Reader
+    from .redaction.api import RedactOptions as RedactOptions
     from .registry import Converter as Converter
     from .registry import Option as Option
     from .registry import PluginWarning as PluginWarning

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from .collector import collector_paused
@@ -17,8 +17,10 @@ from .registry import Converter, get_registry
 from .report import Report
 
 if TYPE_CHECKING:
+    from .filters import Filter, FilterStep
     from .plugins import PluginInfo
     from .readers import Reader
+    from .redaction.api import Redaction, RedactOptions
 
 Source = str | os.PathLike[str] | bytes | BinaryIO
 
@@ -189,6 +191,7 @@ def convert(
     validate: bool = True,
     recover_glued: bool = False,
     reader: str | None = None,
+    filters: Sequence[FilterStep] = (),
 ) -> Report:
     """Write ``document`` (or the session at a path, or its bytes) as format ``to`` into ``out``.
 
@@ -210,6 +213,10 @@ def convert(
     entry as it is read, so memory holds one entry rather than the whole document; a file
     that cannot be read that way (see :mod:`piconv.stream`) is converted whole, with the
     same result.
+
+    ``filters`` are ``(name, options)`` steps applied to the document, in order, before
+    the converter sees it (``[("redact", {...})]``, see :func:`apply_filters`); what they
+    did is in the returned report.
     """
     if out is None or not (isinstance(out, (str, os.PathLike)) or hasattr(out, "write")):
         raise TypeError(
@@ -231,7 +238,7 @@ def convert(
     inputs = [] if doc is not None or not isinstance(document, (str, os.PathLike)) else [os.fspath(document)]
     if doc is not None and doc.session.source_path:
         inputs.append(doc.session.source_path)
-    streamable = doc is None and converter.write_stream is not None and _rereadable(document)
+    streamable = doc is None and converter.write_stream is not None and _rereadable(document) and not filters
     if streamable:  # a session read entry by entry is a pi session: other inputs are read whole
         from . import pireader
 
@@ -242,7 +249,12 @@ def convert(
         if report is None:
             if doc is None:
                 doc = load(document, recover_glued=recover_glued, reader=reader)  # type: ignore[arg-type]
+            filtered = Report(format=converter.name)
+            if filters:
+                doc = apply_filters(doc, filters, filtered)
             report = new_report(converter, doc)
+            report.losses.update(filtered.losses)
+            report.notes.update(filtered.notes)
             converter.write(doc, sink, opts, report)
         if validate and converter.check is not None and not converter.checks_while_writing:
             sink.flush()
@@ -293,6 +305,29 @@ def format_for_path(path: str) -> Converter:
         names = ", ".join(c.name for c in claims)
         raise UsageError(f"-o {path}: {names} all write {claims[0].extension} files; choose one with --to")
     raise UsageError(f"-o {path}: no format writes files named like this; give --to FORMAT (see piconv --list-formats)")
+
+
+def filters() -> list[Filter]:
+    """Every registered filter (IR -> IR), built-in and from plugins, by name."""
+    registry = get_registry()
+    registry._load_third_party()
+    return [registry.filters[k] for k in sorted(registry.filters)]
+
+
+def apply_filters(document: Document, steps: Sequence[FilterStep], report: Report | None = None) -> Document:
+    """``document`` through the filters ``steps`` names (``(name, options)`` pairs), in
+    order; what they removed goes into ``report`` when given."""
+    from .filters import run_filters
+
+    return run_filters(document, steps, report if report is not None else Report(format=""))
+
+
+def redact(document: Document, options: RedactOptions | None = None, **kwargs: Any) -> Redaction:
+    """``document`` with secrets, home paths and named values replaced; the result has
+    ``.document`` and ``.to_json()`` (what was removed, by rule). See docs/redaction.md."""
+    from .redaction.api import redact as run
+
+    return run(document, options, **kwargs)
 
 
 def _rereadable(source: Any) -> bool:

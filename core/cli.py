@@ -118,6 +118,9 @@ def _main_parser() -> _Parser:
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
     p.add_argument("--version", action="version", version=_version_line())
+    from .redaction.cli import add_arguments
+
+    add_arguments(p)
     bulk = p.add_argument_group("directory input")
     bulk.add_argument(
         "--jobs",
@@ -300,16 +303,25 @@ def _inferred_format(known: argparse.Namespace) -> list[str]:
 def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     _one_shot()
     from .api import convert, get_format, load
+    from .redaction.cli import redaction_steps
 
     converter = get_format(ns.to[0])
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
+    steps = redaction_steps(ns)
     source: Any = ns.input  # a format that writes as it reads converts straight from the file
-    if converter.write_stream is None or ns.input == "-" or ns.leaf is not None:
+    if converter.write_stream is None or ns.input == "-" or ns.leaf is not None or steps:
         source = load(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)  # (convert() resolves the leaf's name)
     out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
     report = convert(
-        source, converter.name, out, options, validate=not ns.no_validate, recover_glued=ns.recover_glued, reader=ns.from_
+        source,
+        converter.name,
+        out,
+        options,
+        validate=not ns.no_validate,
+        recover_glued=ns.recover_glued,
+        reader=ns.from_,
+        filters=steps,
     )
     if ns.report:
         from .jsonio import dumps

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from .filters import Filter
     from .readers import Reader
     from .registry import Converter
 
@@ -20,8 +21,9 @@ PLUGIN_API_VERSION = 2
 """The version of the plugin interface (these hooks and the objects they pass). A plugin
 that needs a newer interface declares ``PICONV_PLUGIN_API = N`` at module level and is
 skipped, with a message, by a piconv whose version is lower; one that declares nothing is
-taken to need version 1. Version 2 added ``register_readers`` and :class:`piconv.Reader`;
-nothing of version 1 changed, so a version 1 plugin works unchanged."""
+taken to need version 1. Version 2 added ``register_readers`` and :class:`piconv.Reader`,
+and ``register_filters`` and :class:`piconv.Filter`; nothing of version 1 changed, so a
+version 1 plugin works unchanged."""
 
 hookspec = pluggy.HookspecMarker("piconv")
 hookimpl = pluggy.HookimplMarker("piconv")
@@ -42,4 +44,14 @@ def register_readers(register: Callable[[Reader], None]) -> None:
 
     ``reader`` is a :class:`piconv.Reader`. A name (or alias) already taken by another
     plugin is reported and that reader skipped; the first one keeps the name.
+    """
+
+
+@hookspec
+def register_filters(register: Callable[[Filter], None]) -> None:
+    """Register IR -> IR filters: call ``register(filter)`` once per filter.
+
+    ``filter`` is a :class:`piconv.filters.Filter`. Filters run after the reader and
+    before any converter, in the order asked for. A name already taken is reported and
+    that filter skipped; the first one keeps the name.
     """

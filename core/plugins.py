@@ -37,6 +37,7 @@ BUILTIN_PLUGINS = (
     "piconv.converters.openai",
     "piconv.converters.markdown",
     "piconv.converters.html",
+    "piconv.redaction.hooks",
 )
 
 

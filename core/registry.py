@@ -18,6 +18,7 @@ from .errors import PluginError
 from .records import Frozen, frozen
 
 if TYPE_CHECKING:
+    from .filters import Filter
     from .ir import Document
     from .plugins import PluginInfo
     from .readers import Reader
@@ -122,6 +123,7 @@ class Registry:
         self._plugins = PluginSet(self.fail)
         self._third_party_pending = third_party_pending
         self._pending: list[Converter] = []
+        self.filters: dict[str, Filter] = {}
         from .readers import ReaderTable
 
         self.input = ReaderTable(self._plugins, self.fail)
@@ -203,6 +205,33 @@ class Registry:
         for alias in converter.aliases:
             self.aliases[alias.lower()] = converter.name.lower()
 
+    def register_filter(self, flt: Filter) -> None:
+        """The ``register`` callback handed to ``register_filters``."""
+        origin = self._plugins.calling
+        if origin is not None:
+            flt = replace(flt, plugin=origin.plugin, distribution=origin.distribution, version=origin.version)
+        owner = self.filters.get(flt.name.lower())
+        if owner is not None:
+            order = {info.name: n for n, info in enumerate(self._plugins.infos)}
+            if order.get(flt.plugin, len(order)) < order.get(owner.plugin, len(order)):
+                owner, flt = flt, owner  # built-ins first, then plugins in load order
+                self.filters[owner.name.lower()] = owner
+            self.fail(
+                f"filter name {flt.name.lower()!r} is registered twice: by plugin {owner.plugin!r} "
+                f"({owner.distribution}) and by plugin {flt.plugin!r} ({flt.distribution}); the second is skipped"
+            )
+            return
+        self.filters[flt.name.lower()] = flt
+
+    def get_filter(self, name: str) -> Filter:
+        """The filter called ``name`` (case-insensitive)."""
+        found = self.filters.get(name.lower())
+        if found is None and self._load_third_party():
+            found = self.filters.get(name.lower())
+        if found is None:
+            raise PluginError(f"unknown filter {name!r} (known: {', '.join(sorted(self.filters))})")
+        return found
+
     def _load_third_party(self) -> bool:
         """Loads the third-party plugins once; True when that registered any."""
         if not self._third_party_pending:
@@ -215,6 +244,7 @@ class Registry:
             relay = self._plugins.only(added)
             relay.register_converters(register=self.register)
             self.settle()
+            relay.register_filters(register=self.register_filter)
             relay.register_readers(register=self.input.register)
             self.input.settle()
         return bool(added)
@@ -234,6 +264,7 @@ def build_registry(extra_plugins: tuple[object, ...] = (), *, third_party: bool 
         plugins.add(plugin, Origin(name, "-", "-"), builtin=False)
     plugins.manager.hook.register_converters(register=registry.register)
     registry.settle()
+    plugins.manager.hook.register_filters(register=registry.register_filter)
     plugins.manager.hook.register_readers(register=registry.input.register)
     registry.input.settle()
     return registry

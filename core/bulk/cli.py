@@ -24,6 +24,9 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         raise UsageError("--leaf names an entry of one session; it cannot apply to a directory")
     if ns.executor != "dask" and ns.scheduler:
         raise UsageError("--scheduler needs --executor dask")
+    from ..redaction.cli import redaction_steps
+
+    steps = redaction_steps(ns)
     options = {}
     for name in ns.to:
         conv = get_format(name)
@@ -41,6 +44,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         validate=not ns.no_validate,
         recover_glued=ns.recover_glued,
         quiet=ns.quiet,
+        filters=steps,
     )
     if ns.report:
         data = dumps(summary.to_json(), indent=True) + b"\n"

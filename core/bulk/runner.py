@@ -58,12 +58,28 @@ def _options_hash(options: Mapping[str, Any], validate: bool, recover_glued: boo
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def _filters_identity(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    """What the manifest records of the filters (never a secret: their options hashed):
+    a change reconverts. The redaction filter names its rule set."""
+    out = []
+    for name, opts in filters:
+        fingerprint = getattr(opts.get("options"), "fingerprint", None)
+        if callable(fingerprint):
+            from ..redaction.api import rule_set_name
+
+            out.append({"name": name, "rules": rule_set_name(), "fingerprint": fingerprint()})
+        else:
+            out.append({"name": name, "fingerprint": _options_hash(opts, True, False)})
+    return out
+
+
 def _formats(
     registry: Any,
     names: Sequence[str],
     options: Mapping[str, Mapping[str, Any]],
     validate: bool,
     recover_glued: bool,
+    filters: Sequence[tuple[str, Mapping[str, Any]]] = (),
 ) -> list[_Format]:
     converters: list[Any] = []
     for name in names:
@@ -83,6 +99,8 @@ def _formats(
             "version": conv.version,
             "options": _options_hash(opts, validate, recover_glued),
         }
+        if filters:
+            identity["filters"] = _filters_identity(filters)
         out.append(_Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf)))
     return out
 
@@ -104,10 +122,13 @@ def run_bulk(
     quiet: bool = False,
     progress_stream: TextIO | None = None,
     registry: Any = None,
+    filters: Sequence[tuple[str, Mapping[str, Any]]] = (),
 ) -> Summary:
     """Convert every session below ``input_dir`` into ``output_dir`` in each of
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
-    ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``)."""
+    ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``).
+    ``filters`` (``(name, options)`` steps, as :func:`piconv.apply_filters` takes) run on
+    each session before any format; the manifest records them, and a change reconverts."""
     from .. import __version__
     from ..errors import OutputError, UsageError
     from ..registry import get_registry
@@ -115,7 +136,9 @@ def run_bulk(
 
     started = time.perf_counter()
     registry = registry or get_registry()
-    fmts = _formats(registry, formats, options or {}, validate, recover_glued)
+    fmts = _formats(registry, formats, options or {}, validate, recover_glued, filters)
+    for name, _opts in filters:
+        registry.get_filter(name)  # an unknown filter fails before anything is written
     if client is not None:
         executor = "dask"
     if executor not in ("local", "dask"):
@@ -150,7 +173,8 @@ def run_bulk(
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
             tasks, skipped, unsafe = _plan(
-                sources, manifest, fmts, real_in, real_out, force, validate, recover_glued, __version__, timeout
+                sources, manifest, fmts, real_in, real_out, force, validate, recover_glued, __version__, timeout,
+                tuple(filters),
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -238,6 +262,7 @@ def _plan(
     recover_glued: bool,
     version: str,
     timeout: float | None = None,
+    filters: tuple[tuple[str, Mapping[str, Any]], ...] = (),
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output."""
@@ -295,6 +320,7 @@ def _plan(
             real_in,
             src.open_rel or src.rel,
             timeout or None,
+            filters,
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe
@@ -387,6 +413,8 @@ def _record(
         "problems": result.get("problems") or {},
         "meta": result.get("meta") or old.get("meta"),
     }
+    if result.get("filtered") is not None:
+        record["filtered"] = result["filtered"]  # what the filters removed, by code
     if result.get("reader") or old.get("reader"):
         record["reader"] = result.get("reader") or old.get("reader")  # the input format detected
     if result["errors"]:

@@ -62,6 +62,8 @@ class Task:
     open_rel: str = ""
     timeout: float | None = None
     """Seconds this task may take (:mod:`.timelimit`); None: no limit."""
+    filters: tuple[tuple[str, Any], ...] = ()
+    """Filters (``(name, options)``) applied to the session before any format."""
 
 
 class _NamedBytes(io.BytesIO):
@@ -123,6 +125,11 @@ def _run(task: Task, result: dict[str, Any]) -> None:
         return
     del data  # the document holds what is needed; free the raw bytes before rendering
     result["problems"] = dict(Counter(issue.code for issue in doc.issues))
+    if task.filters:
+        # once for every format, and before the metadata the index shows
+        filtered = api.Report(format="")
+        doc = api.apply_filters(doc, task.filters, filtered)
+        result["filtered"] = {code: item.count for code, item in sorted(filtered.losses.items())}
     result["meta"] = session_meta(doc)
     from ..registry import get_registry
 

@@ -1,0 +1,313 @@
+"""gitleaks' rule set, read from the ``gitleaks.toml`` shipped beside this module and
+applied as gitleaks applies it: a rule runs only on text holding one of its keywords
+(lower-cased), its regular expression finds the match, the secret is the rule's
+``secretGroup`` or else the first non-empty group, a rule with an ``entropy`` keeps only
+secrets whose Shannon entropy is above it, and the global and rule allowlists (regexes
+on the secret, the match or the line; stopwords in the secret) let a finding go.
+
+Path-only rules (a file name, not text) and the commit and path parts of allowlists do
+not apply to a session's strings and are left out. Go's regular expressions are RE2;
+the few constructs Python's ``re`` spells differently are translated (:func:`to_python`),
+and a rule that still does not compile is left out and counted (:attr:`RuleSet.skipped`).
+
+Rules (and allowlists) are compiled the first time they are needed, so a session that
+mentions no Slack token never pays for compiling Slack's expressions.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+SOURCE = "gitleaks.toml"
+"""gitleaks' ``config/gitleaks.toml``, shipped unchanged with gitleaks' MIT licence
+(``GITLEAKS-LICENSE`` beside it)."""
+COMPILED = "gitleaks.json"
+"""``gitleaks.toml`` as JSON (``scripts/gen_gitleaks_rules.py``; a test holds the two
+equal): read in a millisecond where parsing the TOML takes thirty."""
+SOURCE_VERSION = "v8.30.0-27-gb58d3f10"
+"""The gitleaks release (``git describe``) whose ``config/gitleaks.toml`` is shipped."""
+
+_POSIX = {
+    "[:alnum:]": "a-zA-Z0-9",
+    "[:alpha:]": "a-zA-Z",
+    "[:digit:]": "0-9",
+    "[:lower:]": "a-z",
+    "[:upper:]": "A-Z",
+    "[:space:]": r"\s",
+    "[:xdigit:]": "0-9A-Fa-f",
+    "[:word:]": r"\w",
+}
+_LAZY_LEAD = re.compile(r"^((?:\(\?[imsx]+\))?)(\[[^\]]+\])\{0,(\d+)\}\?(.*)$", re.S)
+"""A pattern opening with a lazy bounded run of one character class."""
+_BOUNDARY_LEAD = re.compile(r"^((?:\(\?[imsx]+\))?)\\b(.*)$", re.S)
+"""A pattern opening with a word boundary."""
+_WORD = re.compile(r"\w")
+_LATE_GLOBAL_FLAG = re.compile(r"(?<!^)\(\?([imsx]+)\)")
+
+
+def to_python(pattern: str) -> str:
+    """An RE2 pattern as Python's ``re`` reads it: ``\\z`` is ``\\Z``, POSIX classes are
+    spelt out, and a flag group such as ``(?i)`` found after the start (RE2 applies it
+    from there on; Python refuses it) applies to the whole pattern, a little broader."""
+    out = pattern.replace(r"\z", r"\Z")
+    for posix, plain in _POSIX.items():
+        out = out.replace(posix, plain)
+    late = _LATE_GLOBAL_FLAG.findall(out)
+    if late:
+        out = f"(?{''.join(sorted(set(''.join(late))))})" + _LATE_GLOBAL_FLAG.sub("", out)
+    return out
+
+
+def shannon_entropy(data: str) -> float:
+    """Bits per character, as gitleaks computes it."""
+    if not data:
+        return 0.0
+    counts: dict[str, int] = {}
+    for char in data:
+        counts[char] = counts.get(char, 0) + 1
+    size = len(data)
+    return -sum(c / size * math.log2(c / size) for c in counts.values())
+
+
+@dataclass(slots=True)
+class Allowlist:
+    target: str  # "secret", "match" or "line"
+    patterns: tuple[str, ...]
+    stopwords: tuple[str, ...]
+    all_of: bool  # condition = "AND"
+    _regexes: tuple[re.Pattern[str], ...] | None = field(default=None, repr=False)
+
+    @property
+    def regexes(self) -> tuple[re.Pattern[str], ...]:
+        """Compiled on first use (most allowlists are never consulted in a session)."""
+        if self._regexes is None:
+            compiled = []
+            for pattern in self.patterns:
+                try:
+                    compiled.append(re.compile(pattern))
+                except re.error:
+                    continue
+            self._regexes = tuple(compiled)
+        return self._regexes
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        target = match if self.target == "match" else line if self.target == "line" else secret
+        by_regex = bool(target) and any(r.search(target) for r in self.regexes)
+        lowered = secret.lower()
+        by_word = bool(secret) and any(w in lowered for w in self.stopwords)
+        if self.all_of:
+            checks = ([by_regex] if self.patterns else []) + ([by_word] if self.stopwords else [])
+            return bool(checks) and all(checks)
+        return by_regex or by_word
+
+
+@dataclass(slots=True)
+class Rule:
+    id: str
+    description: str
+    pattern: str
+    keywords: tuple[str, ...]
+    entropy: float
+    secret_group: int
+    raw_allowlists: tuple[dict[str, Any], ...]
+    _allowlists: tuple[Allowlist, ...] | None = field(default=None, repr=False)
+    _regex: re.Pattern[str] | None = field(default=None, repr=False)
+    _split: tuple[re.Pattern[str], re.Pattern[str], int] | None = field(default=None, repr=False)
+    _unbounded: re.Pattern[str] | None = field(default=None, repr=False)
+
+    @property
+    def allowlists(self) -> tuple[Allowlist, ...]:
+        """Read on first use: most rules never find anything to let go."""
+        if self._allowlists is None:
+            self._allowlists = tuple(a for a in map(_allowlist, self.raw_allowlists) if a is not None)
+        return self._allowlists
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+            lead = _LAZY_LEAD.match(self.pattern)
+            if lead is not None:
+                flags, chars, most, rest = lead.groups()
+                self._split = (re.compile(flags + rest), re.compile(flags + chars), int(most))
+            boundary = _BOUNDARY_LEAD.match(self.pattern)
+            if boundary is not None:
+                self._unbounded = re.compile(boundary.group(1) + boundary.group(2))
+        return self._regex
+
+    @property
+    def keyword_led(self) -> bool:
+        """The pattern is a lazy run and then an alternation of the rule's keywords (how
+        gitleaks writes its semi-generic rules): a match can only start where a keyword
+        does, so :meth:`finditer` may be given those places (``anchors``)."""
+        return bool(self.keywords) and _LAZY_LEAD.match(self.pattern) is not None
+
+    def finditer(
+        self, text: str, pos: int, endpos: int, anchors: Iterable[int] | None = None
+    ) -> Iterator[re.Match[str] | tuple[int, re.Match[str]]]:
+        """The matches of the rule in ``text[pos:endpos]``, as ``regex.finditer`` finds
+        them. A pattern that opens with a lazy run such as ``[\\w.-]{0,50}?`` (the generic
+        key rule) is run without it, and each match widened to the left over at most that
+        many such characters afterwards: the same matches, without trying the run at
+        every position of the text (15 times faster on a real session; tested equal).
+        A widened match comes as ``(start, match)``. With ``anchors`` (the places, in
+        order, where one of the rule's keywords starts; only for :attr:`keyword_led`
+        rules) the rest of the pattern is tried there alone."""
+        regex = self.regex
+        if self._unbounded is not None:
+            yield from self._with_boundary(text, pos, endpos)
+            return
+        if self._split is None:
+            yield from regex.finditer(text, pos, endpos)
+            return
+        rest, char, most = self._split
+        floor = pos
+        if anchors is not None:
+            matches: Iterable[re.Match[str] | None] = (rest.match(text, a, endpos) for a in anchors if a >= floor)
+        else:
+            matches = rest.finditer(text, pos, endpos)
+        for m in matches:
+            if m is None or m.start() < floor:
+                continue
+            start = m.start()
+            low = max(floor, start - most)
+            while start > low and char.match(text, start - 1):
+                start -= 1
+            floor = m.end()
+            yield (start, m)
+
+
+    def _with_boundary(self, text: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
+        """A pattern opening with ``\\b`` gives Python's ``re`` no first character to
+        look for, so it tries every position (60 to 90 times slower on a real session
+        for gitleaks' token rules). It is run without the ``\\b``, which is then checked
+        at each match; a match without it is retried one character on, so the matches
+        are the plain expression's (tested equal)."""
+        unbounded = self._unbounded
+        assert unbounded is not None
+        start = pos
+        while start <= endpos:
+            m = unbounded.search(text, start, endpos)
+            if m is None:
+                return
+            at = m.start()
+            before = at > 0 and _WORD.match(text, at - 1) is not None
+            after = at < len(text) and _WORD.match(text, at) is not None
+            if before != after:
+                yield m
+                start = m.end() if m.end() > at else at + 1
+            else:
+                start = at + 1
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    start: int
+    end: int
+    secret: str
+
+
+def _allowlist(raw: dict[str, Any]) -> Allowlist | None:
+    patterns = tuple(to_python(p) for p in raw.get("regexes", ()))
+    stopwords = tuple(w.lower() for w in raw.get("stopwords", ()))
+    if not patterns and not stopwords:
+        return None  # paths or commits alone: nothing a string can match
+    return Allowlist(raw.get("regexTarget", "secret"), patterns, stopwords, raw.get("condition") == "AND")
+
+
+class RuleSet:
+    """Every text rule of ``gitleaks.toml``, with the keyword index gitleaks uses."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.rules: dict[str, Rule] = {}
+        self.skipped: list[str] = []
+        """Rules whose expression Python cannot compile (found on first use; none in the
+        shipped file, as a test checks)."""
+        self.unconditional: list[Rule] = []  # rules without keywords run on every string
+        self.by_keyword: dict[str, list[Rule]] = {}
+        glob = data.get("allowlist") or {}
+        self.global_allowlists = tuple(a for a in (_allowlist(glob),) if a is not None)
+        for raw in data.get("rules", ()):
+            pattern = raw.get("regex")
+            if not pattern:
+                continue  # a path-only rule
+            rule = Rule(
+                id=raw["id"],
+                description=raw.get("description", ""),
+                pattern=to_python(pattern),
+                keywords=tuple(k.lower() for k in raw.get("keywords", ())),
+                entropy=float(raw.get("entropy", 0.0)),
+                secret_group=int(raw.get("secretGroup", 0)),
+                raw_allowlists=tuple(raw.get("allowlists", ())),
+            )
+            self.rules[rule.id] = rule
+            if not rule.keywords:
+                self.unconditional.append(rule)
+            for keyword in rule.keywords:
+                self.by_keyword.setdefault(keyword, []).append(rule)
+
+    def apply(
+        self, rule: Rule, text: str, pos: int = 0, endpos: int | None = None, anchors: Iterable[int] | None = None
+    ) -> Iterator[Finding]:
+        """The findings of ``rule`` in ``text[pos:endpos]`` (positions in ``text``);
+        ``anchors`` as :meth:`Rule.finditer` takes them."""
+        end_of_unit = len(text) if endpos is None else endpos
+        try:
+            rule.regex  # noqa: B018 (compiles it)
+        except re.error:
+            self.skipped.append(rule.id)
+            self.unconditional = [r for r in self.unconditional if r is not rule]
+            for rules in self.by_keyword.values():
+                if rule in rules:
+                    rules.remove(rule)
+            return
+        for found in rule.finditer(text, pos, end_of_unit, anchors):
+            if isinstance(found, tuple):
+                begin, m = found
+                whole = text[begin : m.end()]
+            else:
+                m = found
+                begin, whole = m.start(), m.group(0)
+            matched = whole.strip("\n")
+            start = begin + (len(whole) - len(whole.lstrip("\n")))
+            end = start + len(matched)
+            secret, s_start = matched, start
+            if m.re.groups:
+                group = rule.secret_group if 0 < rule.secret_group <= m.re.groups else 0
+                if not group:
+                    group = next((i for i in range(1, m.re.groups + 1) if m.group(i)), 0)
+                if group and m.group(group):
+                    secret, s_start = m.group(group), m.start(group)
+            if rule.entropy and shannon_entropy(secret) <= rule.entropy:
+                continue
+            line = _line_at(text, start, end, pos, end_of_unit)
+            if any(a.allows(secret, matched, line) for a in (*self.global_allowlists, *rule.allowlists)):
+                continue
+            yield Finding(rule.id, s_start, s_start + len(secret), secret)
+
+
+def _line_at(text: str, start: int, end: int, pos: int, endpos: int) -> str:
+    first = max(text.rfind("\n", pos, start) + 1, pos)
+    last = text.find("\n", end, endpos)
+    return text[first : endpos if last < 0 else last]
+
+
+_loaded: RuleSet | None = None
+
+
+def load() -> RuleSet:
+    """The shipped rule set, read once per process."""
+    global _loaded
+    if _loaded is None:
+        from ..jsonio import loads
+
+        # a plain file beside this module (importlib.resources would cost its imports)
+        with open(os.path.join(os.path.dirname(__file__), COMPILED), "rb") as fh:
+            _loaded = RuleSet(loads(fh.read()))
+    return _loaded

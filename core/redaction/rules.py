@@ -1,0 +1,146 @@
+"""piconv's own redaction rules, beside gitleaks' rule set: what a key scanner made for
+source code does not look for in a session.
+
+- ``value`` / ``env`` / ``user``: literal strings (``--redact-value``, the values of
+  secret-looking environment variables with ``--redact-env``, the user name), also in
+  their JSON-escaped form, since a session often quotes JSON inside a string.
+- ``pattern``: ``--redact-pattern REGEX`` (the first group when it has one, else the match).
+- ``url-password``: the password of ``scheme://user:password@host``.
+- ``env-assignment``: a high-entropy value in a ``NAME=value`` line, as ``env``,
+  ``printenv`` or ``cat .env`` print them.
+- ``home``: the home directory, shown as ``~`` (not a placeholder).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+
+from .gitleaks import shannon_entropy
+from .scan import ExtraRule
+
+GENERIC_USERS = frozenset(
+    {"root", "user", "users", "admin", "ubuntu", "debian", "runner", "node", "dev", "home", "app", "pi", "guest", "test"}
+)
+"""User names too common to replace wherever they appear as a word (the home directory
+still becomes ``~``)."""
+
+SECRET_ENV_NAME = re.compile(r"(?i)(?:key|token|secret|passw(?:or)?d|pwd|credential|auth|session|cookie|private|signature|dsn)")
+"""Names of environment variables whose values ``--redact-env`` redacts."""
+NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "XAUTHORITY", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KRB5CCNAME"})
+"""Names that match :data:`SECRET_ENV_NAME` but hold a directory or a socket's path."""
+
+
+def escaped_forms(value: str) -> list[str]:
+    """``value`` and its JSON-escaped spelling when that differs (a quote, a backslash,
+    a control character)."""
+    forms = [value]
+    inner = json.dumps(value, ensure_ascii=False)[1:-1]
+    if inner != value:
+        forms.append(inner)
+    return forms
+
+
+_WORDISH = re.compile(r"[\w-]")
+
+
+class LiteralRule(ExtraRule):
+    def __init__(self, rule_id: str, values: Iterable[str], *, words: bool = False) -> None:
+        self.id = rule_id
+        forms = sorted({f for v in values if v for f in escaped_forms(v)}, key=lambda v: (-len(v), v))
+        if not forms:
+            self._regex = None
+            return
+        self._regex = re.compile("|".join(map(re.escape, forms)))
+        self._words = words
+
+    def find(self, text: str) -> Iterator[tuple[int, int]]:
+        if self._regex is None:
+            return
+        for m in self._regex.finditer(text):
+            start, end = m.span()
+            before = start > 0 and _WORDISH.match(text, start - 1) is not None
+            if self._words and (before or _WORDISH.match(text, end) is not None):
+                continue  # part of a longer word: "alice" in "malice"
+            yield start, end
+
+
+class PatternRule(ExtraRule):
+    def __init__(self, rule_id: str, pattern: re.Pattern[str]) -> None:
+        self.id = rule_id
+        self._regex = pattern
+
+    def find(self, text: str) -> Iterator[tuple[int, int]]:
+        group = 1 if self._regex.groups else 0
+        for m in self._regex.finditer(text):
+            if m.end(group) > m.start(group) >= 0:
+                yield m.span(group)
+
+
+class UrlPasswordRule(ExtraRule):
+    id = "url-password"
+    _regex = re.compile(r"://[^\s:/@'\"`<>]{1,128}:([^\s@/'\"`<>]{1,256})@[\w.-]")
+
+    def find(self, text: str) -> Iterator[tuple[int, int]]:
+        for m in self._regex.finditer(text):
+            value = m.group(1)
+            if value.startswith(("$", "{", "<", "*")) or value.lower() in ("password", "pass", "pw", "secret"):
+                continue  # a placeholder in documentation, not a password
+            yield m.span(1)
+
+
+class EnvAssignmentRule(ExtraRule):
+    """``NAME=value`` at the start of a line, the value long and random-looking: what
+    ``env`` and ``.env`` files hold. Entropy above 3.5 bits per character (gitleaks'
+    threshold for a generic key) and both letters and digits."""
+
+    id = "env-assignment"
+    # Led by the "=" (a literal: Python's re looks for it, rather than trying every line
+    # start); the name before it is checked afterwards.
+    _regex = re.compile(r"(?m)=[\"']?([A-Za-z0-9+/=_.~:-]{16,512})[\"']?[ \t]*\r?$")
+    _name = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]{0,80}")
+    _letters = re.compile(r"[A-Za-z]")
+    _digits = re.compile(r"[0-9]")
+
+    def find(self, text: str) -> Iterator[tuple[int, int]]:
+        for m in self._regex.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if self._name.fullmatch(text, line_start, m.start()) is None:
+                continue
+            value = m.group(1)
+            if "://" in value or value.startswith(("/", "~", ".")):
+                continue  # a URL or a path (a URL's password has its own rule)
+            if not (self._letters.search(value) and self._digits.search(value)):
+                continue
+            if shannon_entropy(value) > 3.5:
+                yield m.span(1)
+
+
+class HomeRule(ExtraRule):
+    """The home directories, each replaced by ``~``."""
+
+    id = "home"
+
+    def __init__(self, homes: Iterable[str]) -> None:
+        paths = sorted({h.rstrip("/\\") for h in homes if len(h.rstrip("/\\")) > 1}, key=lambda h: (-len(h), h))
+        forms = sorted({f for h in paths for f in escaped_forms(h)}, key=lambda h: (-len(h), h))
+        self._regex = re.compile(rf"(?:{'|'.join(map(re.escape, forms))})(?![\w.-])") if forms else None
+
+    def find(self, text: str) -> Iterator[tuple[int, int]]:
+        if self._regex is not None:
+            for m in self._regex.finditer(text):
+                yield m.span()
+
+
+_HOME_IN_PATH = re.compile(r"^(?:(/home/[^/\s]+)|(/Users/[^/\s]+)|([A-Za-z]:[\\/]Users[\\/][^\\/\s]+)|(/root))(?:[\\/]|$)")
+
+
+def home_of(path: str) -> tuple[str, str | None] | None:
+    """``(home directory, user name)`` when ``path`` lies in a home directory."""
+    m = _HOME_IN_PATH.match(path.strip())
+    if m is None:
+        return None
+    home = next(g for g in m.groups() if g)
+    user = None if home == "/root" else re.split(r"[\\/]", home)[-1]
+    return home, user

@@ -1,0 +1,298 @@
+"""Redaction: the seeded session loses every secret in every format; the report names
+rules, entries and lines, never a secret; filters are plugins; config; bulk reconversion."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import piconv
+import pytest
+from piconv.cli import main
+from piconv.hookspecs import hookimpl
+from piconv.redaction import RedactOptions, gitleaks
+from piconv.registry import build_registry
+from redact_seed import HOME, PAYLOAD, SECRETS, forms, seeded_session
+
+FORMATS = ("asf", "markdown", "openai", "html", "ir", "pi")
+ARGS = ["--redact", "--redact-value", SECRETS["value"], "--redact-pattern", r"ACME-[0-9]{4}"]
+
+
+@pytest.fixture
+def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user config
+    path = tmp_path / "seeded.jsonl"
+    path.write_bytes(seeded_session())
+    return path
+
+
+def _survivors(data: bytes) -> list[str]:
+    return [rule for rule, secret in SECRETS.items() if any(f in data for f in forms(secret))]
+
+
+def test_the_seed_holds_every_secret_before_redaction(seeded: Path, tmp_path: Path) -> None:
+    # the check below can fail: without --redact every secret is in every format's output
+    for fmt in FORMATS:
+        out = tmp_path / f"plain.{fmt}"
+        assert main([str(seeded), "--to", fmt, "-o", str(out), "-q"]) == 0
+        assert len(_survivors(out.read_bytes())) >= 18, fmt
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_no_secret_survives_in_any_format(seeded: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    out, report = tmp_path / f"out.{fmt}", tmp_path / "report.json"
+    assert main([str(seeded), "--to", fmt, "-o", str(out), "--report", str(report), *ARGS]) == 0
+    data = out.read_bytes()
+    assert _survivors(data) == []
+    assert HOME.encode() not in data
+    summary = capsys.readouterr().err
+    assert "redact:github-pat×" in summary and "redact:value×" in summary
+    reported = report.read_bytes()
+    assert _survivors(reported) == []  # the report names rules, never secrets
+    notes = json.loads(reported)["notes"]["redaction"]
+    assert notes["rules"]["private-key"]["count"] >= 1
+    assert "e0000004" in notes["rules"]["jwt"]["entries"]
+    assert notes["dropped"]["signature"]["count"] >= 1  # thinkingSignature
+
+
+def test_placeholders_are_stable_within_a_session(seeded: Path) -> None:
+    result = piconv.redact(piconv.load(str(seeded)), values=[SECRETS["value"]])
+    doc = result.document
+    texts = [e.message.content[0].text for e in doc.entries if e.message is not None and e.message.role == "user" and not isinstance(e.message.content, str)]
+    users = [e.message.content for e in doc.entries if e.message is not None and e.message.role == "user" and isinstance(e.message.content, str)]
+    assert texts and users and texts[0] == users[0] == users[1]
+    assert "[REDACTED:github-pat#1]" in texts[0]
+    assert "[REDACTED:value#1]" in texts[0]
+    assert "ls ~/src" in texts[0]
+    assert doc.session.cwd == "~/projects/app"
+    # the tree is untouched: ids, parents, the leaf
+    assert [e.id for e in doc.entries] == [e.id for e in piconv.load(str(seeded)).entries]
+
+
+def test_rules_can_be_turned_off(seeded: Path) -> None:
+    doc = piconv.load(str(seeded))
+    on = piconv.redact(doc).to_json()["rules"]
+    off = piconv.redact(doc, disabled=("url-password", "home")).to_json()["rules"]
+    assert "url-password" in on and "url-password" not in off and "home" not in off
+
+
+def test_unknown_rule_and_bad_pattern_are_usage_errors(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(seeded), "--to", "ir", "--redact-skip", "no-such-rule"]) == 2
+    assert "no rule called 'no-such-rule'" in capsys.readouterr().err
+    assert main([str(seeded), "--to", "ir", "--redact-pattern", "("]) == 2
+    assert "not a regular expression" in capsys.readouterr().err
+
+
+def test_images_dropped_on_request() -> None:
+    from conftest import session_bytes
+
+    data = session_bytes(
+        {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": [{"type": "image", "data": "iVBORw0KGgoAAAANSUhEUg==", "mimeType": "image/png"}], "timestamp": 1}},
+    )
+    doc = piconv.load(data)
+    kept = piconv.redact(doc)
+    dropped = piconv.redact(doc, images=True)
+    assert kept.document.entries[0].message.content[0].data == "iVBORw0KGgoAAAANSUhEUg=="
+    assert dropped.document.entries[0].message.content[0].data is None
+    assert dropped.to_json()["dropped"]["image"]["count"] == 1
+
+
+def test_config_file_sets_defaults(seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    conf = tmp_path / "xdg" / "piconv"
+    conf.mkdir(parents=True)
+    (conf / "config.toml").write_text('[redact]\nalways = true\nvalues = ["Project Nightingale"]\npatterns = ["ACME-[0-9]{4}"]\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    out = tmp_path / "o.md"
+    assert main([str(seeded), "--to", "markdown", "-o", str(out), "-q"]) == 0
+    assert _survivors(out.read_bytes()) == []
+    assert main([str(seeded), "--to", "markdown", "-o", str(out), "-q", "--no-redact"]) == 0
+    assert SECRETS["github-pat"].encode() in out.read_bytes()
+    (conf / "config.toml").write_text("[redact]\nalways = tru\n")
+    assert main([str(seeded), "--to", "markdown", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "config.toml" in err and "line 2" in err
+
+
+def test_a_plugin_filter_runs_and_a_failing_one_is_skipped() -> None:
+    class Upper:
+        @hookimpl
+        def register_filters(self, register):  # type: ignore[no-untyped-def]
+            def apply(document, options, report):  # type: ignore[no-untyped-def]
+                report.add("upper:seen", None, None, count=len(document.entries))
+                return document
+
+            register(piconv.Filter("upper", "counts entries", apply))
+
+    class Broken:
+        @hookimpl
+        def register_filters(self, register):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+    with pytest.warns(piconv.PluginWarning, match="register_filters failed: RuntimeError: boom"):
+        registry = build_registry(extra_plugins=(Upper(), Broken()), third_party=False)
+    assert sorted(registry.filters) == ["redact", "upper"]
+    report = piconv.Report(format="x")
+    doc = piconv.load(seeded_session())
+    registry.get_filter("upper").apply(doc, {}, report)
+    assert report.losses["upper:seen"].count == len(doc.entries)
+
+
+def test_bulk_records_the_rule_set_and_reconverts_when_it_changes(seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    (src / "s.jsonl").write_bytes(seeded.read_bytes())
+    base = [str(src), "--to", "markdown", "-o", str(out), "-q"]
+    assert main([*base, "--redact"]) == 0
+    assert _survivors((out / "s.md").read_bytes()) == ["value", "pattern"]
+    record = json.loads((out / ".piconv-manifest.jsonl").read_text().splitlines()[-1])
+    (flt,) = record["outputs"]["markdown"]["filters"]
+    assert flt["name"] == "redact" and flt["rules"].startswith("gitleaks ")
+    assert record["filtered"]["redact:github-pat"] >= 1
+    assert SECRETS["github-pat"] not in (out / ".piconv-manifest.jsonl").read_text()  # nor in the index data
+    before = (out / "s.md").stat().st_mtime_ns
+    assert main([*base, "--redact"]) == 0
+    assert (out / "s.md").stat().st_mtime_ns == before  # same rules: up to date
+    assert main([*base, *ARGS]) == 0  # new values: reconverted
+    assert _survivors((out / "s.md").read_bytes()) == []
+    manifest = (out / ".piconv-manifest.jsonl").read_text().splitlines()[-1]
+    assert SECRETS["value"] not in manifest and json.loads(manifest)["outputs"]["markdown"]["filters"] != [flt]
+
+
+def test_every_gitleaks_rule_compiles_in_python() -> None:
+    rules = gitleaks.load()
+    assert len(rules.rules) >= 200
+    for rule in rules.rules.values():
+        rule.regex  # noqa: B018 (raises when it does not compile)
+    assert rules.skipped == []
+
+
+@pytest.mark.parametrize("rule_id", ["generic-api-key", "vault-service-token", "jwt", "aws-access-token", "stripe-access-token", "sendgrid-api-token", "anthropic-api-key"])
+def test_the_fast_paths_equal_the_plain_expression(shared: Path, rule_id: str) -> None:
+    rule = gitleaks.load().rules[rule_id]
+    plain = re.compile(rule.pattern)
+    rule.regex  # noqa: B018 (compiles the fast path)
+    assert rule._split is not None or rule._unbounded is not None
+    texts = [f.read_text(errors="replace") for f in sorted((shared / "corpus" / "pi").glob("*.jsonl"))]
+    texts += [PAYLOAD, PAYLOAD.replace(" ", "x"), "xs.abcdefghijklmnopqrstuvwx s.abcdefghijklmnopqrstuvwx;"]
+    texts += [f"x api_key = '{v}' y" for v in SECRETS.values()] + ["token=" + "a1" * 40, "my.bucket_key: 'Zx9Qw8Er7Ty6Ui5Op4'"]
+    for text in texts:
+        fast = [(m[0], m[1].end()) if isinstance(m, tuple) else m.span() for m in rule.finditer(text, 0, len(text))]
+        assert fast == [m.span() for m in plain.finditer(text)]
+
+
+def test_redact_options_fingerprint_hides_values() -> None:
+    a = RedactOptions(values=("hunter2-secret",))
+    assert "hunter2" not in a.fingerprint() and a.fingerprint() != RedactOptions().fingerprint()
+
+
+def _reference_spans(strings: list[str]) -> set[tuple[int, int, int, str]]:
+    """gitleaks' rules the plain way: every rule whose keyword a string holds, its
+    expression as written (no fast path) over each line of the string (the whole string
+    for a rule that spans lines or has a two-character keyword)."""
+    from piconv.redaction.scan import SHORT_KEYWORD, _is_multiline
+
+    rules = gitleaks.RuleSet(json.loads((Path(gitleaks.__file__).parent / gitleaks.COMPILED).read_text()))
+    for rule in rules.rules.values():
+        rule._regex = re.compile(rule.pattern)  # the plain expression alone
+    out = set()
+    for index, string in enumerate(strings):
+        lowered = string.lower()
+        for rule in rules.rules.values():
+            present = [k for k in rule.keywords if k in lowered]
+            if not present:
+                continue
+            whole = _is_multiline(rule.pattern) or any(len(k) <= SHORT_KEYWORD for k in present)
+            offset = 0
+            for unit in [string] if whole else string.split("\n"):
+                if whole or any(k in unit.lower() for k in rule.keywords):
+                    out.update((index, offset + f.start, offset + f.end, f.rule) for f in rules.apply(rule, unit))
+                offset += len(unit) + 1
+    return out
+
+
+def test_the_scanner_finds_what_the_plain_rules_find(shared: Path) -> None:
+    from piconv.redaction.engine import Redactor
+    from piconv.redaction.scan import Scanner
+
+    for source in [seeded_session(), *(p.read_bytes() for p in sorted((shared / "corpus" / "pi").glob("Whamp*.jsonl"))),
+                   (shared / "corpus" / "pi" / "badlogic__pi-mono__session.jsonl").read_bytes()]:
+        doc = piconv.load(source)
+        redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
+        for entry in doc.entries:
+            redactor._collect(entry)
+        strings = list(redactor._strings)
+        found = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
+        assert found == _reference_spans(strings)
+
+
+def test_the_shipped_json_is_the_shipped_toml() -> None:
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    here = Path(gitleaks.__file__).parent
+    assert json.loads((here / gitleaks.COMPILED).read_text()) == tomllib.loads((here / gitleaks.SOURCE).read_text())
+
+
+def test_redact_env_takes_secret_looking_variables_only(seeded: Path) -> None:
+    doc = piconv.load(seeded_session().replace(b"acme/app", b"acme/s3cr3t-deploy-key"))
+    environ = {"DEPLOY_KEY": "s3cr3t-deploy-key", "PWD": "/home/alicewonder/projects/app", "EDITOR": "vim-vim-vim"}
+    assert RedactOptions(environ=environ).env_values() == ["s3cr3t-deploy-key"]
+    result = piconv.redact(doc, environ=environ)
+    assert result.to_json()["rules"]["env"]["count"] >= 1
+    assert not any(
+        "s3cr3t-deploy-key" in str(e) for e in result.document.entries
+    )
+
+
+def test_odd_text_is_redacted_at_the_right_place() -> None:
+    # a lone surrogate escape, and "İ" whose lower case is two characters long
+    token = SECRETS["github-pat"]
+    data = (
+        b'{"type":"session","version":3,"id":"s","cwd":"/home/zed/x"}\n'
+        b'{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"\\u0130\\u0130 key '
+        + token.encode()
+        + b' \\ud800 \\u0130stanbul"}}\n'
+    )
+    result = piconv.redact(piconv.load(data))
+    assert result.document.entries[0].message.content == "\u0130\u0130 key [REDACTED:github-pat#1] \ud800 \u0130stanbul"
+    for fmt in FORMATS:
+        assert token.encode() not in _convert_bytes(result.document, fmt)
+
+
+def _convert_bytes(doc: piconv.ir.Document, fmt: str) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    piconv.convert(doc, fmt, out)
+    return out.getvalue()
+
+
+def test_a_pattern_anchors_at_each_line_and_keeps_its_group() -> None:
+    from conftest import session_bytes
+
+    data = session_bytes(
+        {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "intro\nticket: ACME-1\nnot ticket: ACME-2", "timestamp": 1}},
+        {"type": "message", "id": "b", "parentId": "a", "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "ticket: ACME-1", "timestamp": 2}},
+    )
+    doc = piconv.redact(piconv.load(data), patterns=[r"^ticket: (ACME-\d+)$"]).document
+    assert doc.entries[0].message.content == "intro\nticket: [REDACTED:pattern#1]\nnot ticket: ACME-2"
+    assert doc.entries[1].message.content == "ticket: [REDACTED:pattern#1]"
+
+
+def test_a_redacted_document_is_still_never_written_over_its_input(seeded: Path, tmp_path: Path) -> None:
+    home_copy = tmp_path / "home" / "alicewonder"
+    home_copy.mkdir(parents=True)
+    source = home_copy / "s.jsonl"
+    source.write_bytes(seeded.read_bytes())
+    result = piconv.redact(piconv.load(str(source)), homes=(str(home_copy),), users=("alicewonder",))
+    assert result.document.session.source_path == str(source)
+    with pytest.raises(piconv.OutputError):
+        piconv.convert(result.document, "markdown", str(source))
+    assert source.read_bytes() == seeded.read_bytes()
