@@ -26,6 +26,7 @@ _EXPORTS = {
     "plugins": "api",
     "plugin_failures": "api",
     "context_as_pi": "api",
+    "session_facts": "facts",
     "Converter": "registry",
     "Option": "registry",
     "Report": "report",
@@ -45,6 +46,7 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 if TYPE_CHECKING:
     from .api import context_as_pi, convert, formats, get_format, load, plugin_failures, plugins  # noqa: F401
     from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
+    from .facts import session_facts  # noqa: F401
     from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
     from .registry import Converter, Option, PluginWarning  # noqa: F401
     from .report import Report  # noqa: F401

@@ -36,6 +36,7 @@ BUILTIN_PLUGINS = (
     "piconv.converters.openai",
     "piconv.converters.markdown",
     "piconv.converters.html",
+    "piconv.converters.sqlite",
 )
 
 
