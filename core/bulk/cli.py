@@ -24,6 +24,13 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         raise UsageError("--leaf names an entry of one session; it cannot apply to a directory")
     if ns.executor != "dask" and ns.scheduler:
         raise UsageError("--scheduler needs --executor dask")
+    from .select import Selection, parse_date
+
+    selection = Selection(
+        parse_date(ns.since, "--since") if ns.since else None,
+        parse_date(ns.until, "--until") if ns.until else None,
+        ns.project or None,
+    )
     options = {}
     for name in ns.to:
         conv = get_format(name)
@@ -41,6 +48,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         validate=not ns.no_validate,
         recover_glued=ns.recover_glued,
         quiet=ns.quiet,
+        selection=selection,
     )
     if ns.report:
         data = dumps(summary.to_json(), indent=True) + b"\n"

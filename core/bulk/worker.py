@@ -42,6 +42,11 @@ class FormatSpec:
     name: str
     rel_out: str
     options: dict[str, Any] = field(default_factory=dict)
+    archive: bool = False
+    """The format is written as one file for the whole run (``Converter.archive``): the
+    worker makes the session's payload and the parent process puts it in."""
+    links: dict[str, str] = field(default_factory=dict)
+    """With ``archive``: the session's outputs in other formats (name -> path below OUTDIR)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +128,18 @@ def _run(task: Task, result: dict[str, Any]) -> None:
     result["problems"] = dict(Counter(issue.code for issue in doc.issues))
     result["meta"] = session_meta(doc)
     from ..registry import get_registry
+    from ..report import Report
 
     registry = get_registry()
     guard = input_guard(task.root, os.path.realpath(task.outdir)) if task.root else None
     for spec in task.formats:
         try:
+            if spec.archive:
+                report = Report(spec.name, doc.session.source_path)
+                payload = registry.get(spec.name).archive.payload(doc, spec.options, report)
+                result.setdefault("payloads", {})[spec.name] = payload
+                result["outputs"][spec.name] = spec.rel_out
+                continue
             if registry.get(spec.name).per_leaf:
                 # one output per leaf, numbered in document order
                 targets = [(leaf_rel(spec.rel_out, n), leaf.id) for n, leaf in enumerate(doc.leaves(), 1)]
