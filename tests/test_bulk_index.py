@@ -84,7 +84,8 @@ def test_html_index_lists_every_session_by_project_under_a_strict_csp(tmp_path: 
     assert policy["style-src"] == [_sha(page.bodies["style"][0])] and len(page.bodies["style"]) == 1
     assert not [a for a in page.attrs_seen if a.startswith("on") or a == "style"]
     assert page.hidden_filter  # no JavaScript, no filter box: the table alone is the page
-    assert page.rows == 4 + 4  # a header row per project table (sub-folders are projects too), a row per session
+    # projects are named from the cwd: /work/p (two folders), /work/b and the evil one's
+    assert page.rows == 3 + 4  # a header row per project table, a row per session
     assert sorted(page.hrefs) == sorted(
         [
             "./--work-a--/2026-01-01_s1.html",
@@ -97,8 +98,18 @@ def test_html_index_lists_every_session_by_project_under_a_strict_csp(tmp_path: 
         assert text in html
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;/script&gt;" in html
     assert "&lt;b&gt;cwd&lt;/b&gt;" in html
-    # the projects are sorted, sessions grouped under them
-    assert html.index("--evil--") < html.index("--work-a--") < html.index("--work-b--")
+    # the projects are sorted, sessions grouped under them, each with its totals
+    assert html.index('data-project="b"') < html.index('data-project="b&gt;"') < html.index('data-project="p"')
+    assert "2 sessions, 4 turns, 60 tokens, $0.01" in html  # project p
+    assert "1 session, 2 turns, 30 tokens" in html
+    assert "4 sessions, 8 turns, 120 tokens, $0.02 in 3 projects" in html  # the archive
+    # readable dates (UTC, to the minute), the full time stamp kept for sorting
+    assert ">2026-01-01 00:00<" in html and 'data-v="2026-01-01T00:00:00.000Z"' in html
+    assert ":00.000Z<" not in html
+    # sortable columns (buttons made by the script), dark mode, a filter that says when nothing matches
+    assert html.count('data-sort="') == 3 * 7 and "<button" not in html.split("<script>")[0]
+    assert "prefers-color-scheme:dark" in html
+    assert 'id="nomatch" hidden' in html and "piconv search" in html
 
     before = snapshot(out)["index.html"]
     run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
@@ -197,3 +208,20 @@ def test_dask_local_cluster_writes_what_the_local_pool_writes(tmp_path: Path) ->
     strip = {k: v[1] for k, v in snapshot(tmp_path / "local").items()}
     assert strip == {k: v[1] for k, v in snapshot(tmp_path / "dask").items()}
     assert len(strip) == 3 * 3 + 1  # three formats for three sessions, and the index
+
+
+def test_titles_drop_pis_markup_tags(tmp_path: Path) -> None:
+    from piconv.facts import clean_title
+
+    assert clean_title("<user_message_time>Monday, 12:00</user_message_time>\n\nReview the <b>parser</b>.") == (
+        "Review the <b>parser</b>."  # pi's metadata block goes; other text stays as typed
+    )
+    assert clean_title("<project_context>x</project_context> go") == "x go"
+    src, out = tmp_path / "s", tmp_path / "o"
+    (src / "--w--").mkdir(parents=True)
+    (src / "--w--" / "t.jsonl").write_bytes(
+        conversation("t", prompt="<user_message_time>Monday, April 6, 2026</user_message_time>\n\nReview it")
+    )
+    run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
+    html = (out / "index.html").read_text()
+    assert ">Review it 0</a>" in html and "user_message_time" not in html and "April 6" not in html
