@@ -38,7 +38,7 @@ EPILOG = """examples:
   piconv session.jsonl --to openai --leaf 3f2a9c1d
   piconv ~/.pi/agent/sessions --to html --to markdown -o archive/ --jobs 4
   piconv --to html --to sqlite -o archive/ --since 2026-01   (no input: pi's session directory)
-  piconv search 'sqlite NEAR index' archive/ --role assistant
+  piconv search 'NEAR(sqlite index, 5)' archive/ --role assistant
 
 exit codes:
   0  done (problems in the input are reported, not fatal)
