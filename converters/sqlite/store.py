@@ -28,6 +28,10 @@ _INSERT_ENTRY = (
     f"INSERT INTO entries (session, {', '.join(ENTRY_COLUMNS)}) VALUES (?, {', '.join('?' * len(ENTRY_COLUMNS))})"
 )
 _SIDE_FILES = ("-wal", "-shm", "-journal")
+# the full-text index of one session's entries, in and out (an external-content index
+# is told the text it is to forget)
+_INDEX = "INSERT INTO entries_fts (rowid, text) SELECT pk, text FROM entries WHERE session = ?"
+_UNINDEX = "INSERT INTO entries_fts (entries_fts, rowid, text) SELECT 'delete', pk, text FROM entries WHERE session = ?"
 
 
 def connect(path: str) -> sqlite3.Connection:
@@ -43,10 +47,12 @@ def put(conn: sqlite3.Connection, session: Sequence[Any], entries: Sequence[Sequ
     try:
         old = conn.execute("SELECT pk FROM sessions WHERE key = ?", (session[0],)).fetchone()
         if old is not None:
+            conn.execute(_UNINDEX, old)
             conn.execute("DELETE FROM entries WHERE session = ?", old)
             conn.execute("DELETE FROM sessions WHERE pk = ?", old)
         pk = conn.execute(_INSERT_SESSION, tuple(session)).lastrowid
         conn.executemany(_INSERT_ENTRY, ((pk, *row) for row in entries))
+        conn.execute(_INDEX, (pk,))
     except BaseException:
         conn.execute("ROLLBACK")
         raise
