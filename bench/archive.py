@@ -36,7 +36,7 @@ QUERIES = [
     ("a common word", "function", {}),
     ("a phrase", '"export function"', {}),
     ("a prefix, two words", "sess* AND error", {}),
-    ("a common word, filtered", "function", {"role": "assistant", "since": "2026-01-10"}),
+    ("a common word, filtered", "function", {"role": "assistant", "project": "p1*"}),
     ("NEAR", "NEAR(read file, 3)", {}),
 ]
 

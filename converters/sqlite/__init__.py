@@ -11,19 +11,21 @@ would add a dependency without removing code. See docs/formats/sqlite.md.
 from __future__ import annotations
 
 import os
-import sqlite3
-import tempfile
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from piconv import Converter, Report, hookimpl
-from piconv.ir import Document, Image, MessageBody, SystemMessage
 
-from . import rows as _rows
-from .metadata import metadata_bytes, metadata_name
-from .schema import SCHEMA_VERSION, NotAnArchive, inspect, migrate
-from .search import ARCHIVE_NAME, search
-from .store import Store, connect, put
+if TYPE_CHECKING:
+    import sqlite3
+
+    from piconv.ir import Document
+
+    from .store import Store
+
+# Every conversion builds the registry, which imports this module: what a sqlite
+# conversion needs (sqlite3, the schema, the rows) is imported when it is used.
+ARCHIVE_NAME = "archive.db"
 
 
 def _key(doc: Document) -> str:
@@ -34,6 +36,8 @@ def _key(doc: Document) -> str:
 
 
 def _losses(doc: Document, report: Report) -> None:
+    from piconv.ir import Image, MessageBody, SystemMessage
+
     for entry in doc.entries:
         message = entry.body.message if type(entry.body) is MessageBody else None
         if type(message) is SystemMessage:
@@ -45,6 +49,11 @@ def _losses(doc: Document, report: Report) -> None:
 
 def _to_bytes(fill: Any) -> bytes:
     """A database built by ``fill(conn)``, as the bytes of its file."""
+    import sqlite3
+    import tempfile
+
+    from .store import connect
+
     if hasattr(sqlite3.Connection, "serialize"):
         conn = connect(":memory:")
         try:
@@ -64,6 +73,10 @@ def _to_bytes(fill: Any) -> bytes:
 
 
 def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    from . import rows as _rows
+    from .schema import migrate
+    from .store import put
+
     entries = [_rows.entry_row(e) for e in doc.entries]
     session = _rows.session_row(doc, _key(doc))
 
@@ -78,6 +91,11 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
 
 def check(data: bytes) -> list[str]:
     """A piconv archive of the current schema, whole, with its full-text index in step."""
+    import sqlite3
+    import tempfile
+
+    from .schema import SCHEMA_VERSION, NotAnArchive, inspect
+
     with tempfile.TemporaryDirectory(prefix="piconv-sqlite-") as tmp:
         path = os.path.join(tmp, "check.db")
         with open(path, "wb") as fh:
@@ -112,6 +130,8 @@ class SqliteArchive:
 
     @staticmethod
     def payload(doc: Document, options: Mapping[str, Any], report: Report) -> bytes:
+        from . import rows as _rows
+
         _losses(doc, report)
         return _rows.payload(doc)
 
@@ -121,16 +141,36 @@ class SqliteArchive:
 
     @staticmethod
     def search(path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        from .search import search
+
         return search(path, query, filters, limit)
 
 
-class ArchiveStore(Store):
-    def add(self, key: str, payload: bytes, sha256: str | None, links: Mapping[str, str]) -> None:  # type: ignore[override]
-        super().add(key, _rows.from_payload(payload), sha256, links)
+class ArchiveStore:
+    """:class:`.store.Store` fed with the payloads of :meth:`SqliteArchive.payload`; its
+    ``close`` hands back the datasette metadata to write beside the database."""
 
-    def close(self) -> dict[str, bytes]:  # type: ignore[override]
+    def __init__(self, path: str) -> None:
+        from .store import Store
+
+        self.store: Store = Store(path)
+        self.path = path
+        self.notes = self.store.notes
+        self.conn: sqlite3.Connection = self.store.conn
+
+    def keys(self) -> dict[str, str | None]:
+        return self.store.keys()
+
+    def add(self, key: str, payload: bytes, sha256: str | None, links: Mapping[str, str]) -> None:
+        from .rows import from_payload
+
+        self.store.add(key, from_payload(payload), sha256, links)
+
+    def close(self) -> dict[str, bytes]:
         """Closes the database; returns the datasette metadata to write beside it."""
-        super().close()
+        from .metadata import metadata_bytes, metadata_name
+
+        self.store.close()
         return {metadata_name(self.path): metadata_bytes(self.path)}
 
 

@@ -17,11 +17,11 @@ from urllib.parse import quote
 
 from piconv.errors import InputError, UsageError
 
+from . import ARCHIVE_NAME
 from .schema import APPLICATION_ID, SCHEMA_VERSION, versions
 
 MARK, END = "«", "»"
 SNIPPET_TOKENS = 16
-ARCHIVE_NAME = "archive.db"
 
 
 def archive_path(path: str) -> str:
