@@ -225,3 +225,39 @@ def test_titles_drop_pis_markup_tags(tmp_path: Path) -> None:
     run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
     html = (out / "index.html").read_text()
     assert ">Review it 0</a>" in html and "user_message_time" not in html and "April 6" not in html
+
+
+def test_the_index_in_a_browser_filters_says_when_nothing_matches_and_sorts(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing (.ci/run should install it)")
+        pytest.skip("chromium is not installed")
+    src, out = tmp_path / "s", tmp_path / "o"
+    make_tree(src)
+    run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
+
+    def dom(fragment: str) -> str:
+        with tempfile.TemporaryDirectory() as profile:
+            proc = subprocess.run(
+                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom",
+                 (out / "index.html").as_uri() + fragment],
+                capture_output=True, text=True, timeout=120,
+            )
+        return proc.stdout
+
+    nothing = dom("#q=zyzzyva")
+    assert '<p id="nomatch">' in nothing  # shown
+    assert "piconv search '<span id=\"nomatch-cmd\">zyzzyva</span>'" in nothing
+    assert all(f'data-project="{p}" hidden=""' in nothing for p in ("b", "p"))
+    some = dom("#q=write%20tests")
+    assert '<p id="nomatch" hidden="">' in some
+    assert 'data-project="b" hidden=""' in some and 'data-project="p" hidden=""' not in some
+    # the script made the sort buttons (none exist without it)
+    assert some.count("<button") == 2 * 7

@@ -160,7 +160,7 @@ var box=document.getElementById('filter'),none=document.getElementById('nomatch'
 q1=document.getElementById('nomatch-q'),q2=document.getElementById('nomatch-cmd');
 box.hidden=false;
 var sections=document.querySelectorAll('section.project');
-box.addEventListener('input',function(){
+function apply(){
 var q=box.value.toLowerCase().trim(),total=0;
 sections.forEach(function(s){var shown=0;
 var inProject=s.dataset.project.toLowerCase().indexOf(q)>=0;
@@ -169,7 +169,9 @@ var hit=!q||inProject||r.textContent.toLowerCase().indexOf(q)>=0;
 r.hidden=!hit;if(hit)shown++;});
 s.hidden=shown===0;total+=shown;});
 none.hidden=total>0;q1.textContent=box.value;if(q2)q2.textContent=box.value.replace(/'/g,"'\\\\''");
-});
+}
+box.addEventListener('input',apply);
+if(location.hash.indexOf('#q=')===0){try{box.value=decodeURIComponent(location.hash.slice(3));}catch(e){}apply();}
 document.querySelectorAll('th[data-sort]').forEach(function(th){
 var b=document.createElement('button');b.type='button';b.textContent=th.textContent;th.textContent='';th.appendChild(b);
 b.addEventListener('click',function(){
