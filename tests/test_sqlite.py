@@ -221,3 +221,22 @@ def test_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
     assert not list(out.rglob("*.html"))  # refused before anything was converted
     with pytest.raises(piconv.InputError, match="newer piconv"):
         ARCHIVE.search(str(out), "anything")
+
+
+def test_lone_surrogates_and_huge_numbers_are_stored_not_fatal(tmp_path: Path) -> None:
+    data = (
+        b'{"type":"session","version":3,"id":"s\\ud800x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w/\\udcff"}\n'
+        b'{"type":"message","id":"a\\ud800","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"hi \\ud800 there","timestamp":1}}\n'
+        b'{"type":"message","id":"b","parentId":"a\\ud800","timestamp":"2026-01-01T00:00:02.000Z","message":'
+        b'{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"x","arguments":{"k\\ud800":1e400}}],'
+        b'"provider":"p","model":"m","usage":{"input":100000000000000000000000,"output":-3,"totalTokens":99999999999999999999999,'
+        b'"cost":{"total":1e400}},"stopReason":"stop","timestamp":2}}\n'
+    )
+    out = _convert(data)
+    assert check(out) == []
+    conn = _db(out, tmp_path)
+    rows = dict(conn.execute("SELECT id, text FROM entries"))
+    assert rows["a\ufffd"] == "hi \ufffd there"
+    assert rows["b"].startswith('x {"k\ufffd"')
+    assert conn.execute("SELECT tokens, cost FROM sessions").fetchone() == (0, 0.0)  # no count, no infinity

@@ -41,6 +41,34 @@ from piconv.ir import (
 from .schema import ENTRY_COLUMNS, SESSION_COLUMNS
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9-]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INT64 = 1 << 63
+
+
+def _clean(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The row as SQLite can store it: a lone surrogate (kept by the reader from an
+    escape in the file) becomes U+FFFD, an integer beyond 64 bits null."""
+    out = list(row)
+    for i, value in enumerate(out):
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    out[i] = _SURROGATE.sub("\ufffd", value)
+        elif kind is int and not -_INT64 <= value < _INT64:
+            out[i] = None
+    return tuple(out)
+
+
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:  # a lone surrogate, an integer beyond 64 bits: the stdlib writes them
+        import json
+
+        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def anchor(entry_id: str) -> str:
@@ -61,7 +89,7 @@ def _content(content: Any) -> str | None:
             if part.text:
                 pieces.append(part.text)
         elif kind is ToolCall:
-            args = orjson.dumps(part.arguments, default=str).decode() if part.arguments is not None else ""
+            args = _json(part.arguments) if part.arguments is not None else ""
             pieces.append(f"{part.name or '?'} {args}".rstrip())
     return "\n\n".join(pieces) or None
 
@@ -119,7 +147,7 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
         text = body.label or None
     elif type(body) is ContextEdit:
         text = _content(body.replacement)
-    return (
+    return _clean((
         entry.id,
         entry.parent_id,
         entry.kind,
@@ -132,7 +160,7 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
         _cost(usage),
         anchor(entry.id),
         entry.origin.line,
-    )
+    ))
 
 
 def session_row(doc: Document, key: str, sha256: str | None = None, html: str | None = None) -> tuple[Any, ...]:
@@ -144,13 +172,13 @@ def session_row(doc: Document, key: str, sha256: str | None = None, html: str | 
         **{name: facts.get(name) for name in SESSION_COLUMNS},
         "key": key,
         "month": month,
-        "models": orjson.dumps(facts["models"]).decode(),
+        "models": _json(facts["models"]),
         "source": doc.session.source_path,
         "reader": doc.session.source_format or None,
         "sha256": sha256,
         "html": html,
     }
-    return tuple(values[name] for name in SESSION_COLUMNS)
+    return _clean(tuple(values[name] for name in SESSION_COLUMNS))
 
 
 def payload(doc: Document) -> bytes:
