@@ -240,3 +240,9 @@ def test_lone_surrogates_and_huge_numbers_are_stored_not_fatal(tmp_path: Path) -
     assert rows["a\ufffd"] == "hi \ufffd there"
     assert rows["b"].startswith('x {"k\ufffd"')
     assert conn.execute("SELECT tokens, cost FROM sessions").fetchone() == (0, 0.0)  # no count, no infinity
+
+
+def test_rows_are_cleaned_for_sqlite() -> None:
+    from piconv.converters.sqlite.rows import _clean
+
+    assert _clean(("x", 1 << 70, -(1 << 63), "a\ud800b", "é", None, 1.5)) == ("x", None, -(1 << 63), "a\ufffdb", "é", None, 1.5)
