@@ -259,5 +259,12 @@ def test_the_index_in_a_browser_filters_says_when_nothing_matches_and_sorts(tmp_
     some = dom("#q=write%20tests")
     assert '<p id="nomatch" hidden="">' in some
     assert 'data-project="b" hidden=""' in some and 'data-project="p" hidden=""' not in some
-    # the script made the sort buttons (none exist without it)
+    # the script made the sort buttons (none exist without it); a header sorts its table
     assert some.count("<button") == 2 * 7
+    newest_first = dom("")
+    assert newest_first.index("write tests 0") < newest_first.index("fix the bug 0")
+    by_title = dom("#sort=session")
+    assert by_title.index("fix the bug 0") < by_title.index("write tests 0")
+    assert 'aria-sort="ascending"><button type="button">Session' in by_title
+    by_title_down = dom("#sort=-session&q=t")
+    assert by_title_down.index("write tests 0") < by_title_down.index("fix the bug 0")

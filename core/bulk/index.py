@@ -171,7 +171,6 @@ s.hidden=shown===0;total+=shown;});
 none.hidden=total>0;q1.textContent=box.value;if(q2)q2.textContent=box.value.replace(/'/g,"'\\\\''");
 }
 box.addEventListener('input',apply);
-if(location.hash.indexOf('#q=')===0){try{box.value=decodeURIComponent(location.hash.slice(3));}catch(e){}apply();}
 document.querySelectorAll('th[data-sort]').forEach(function(th){
 var b=document.createElement('button');b.type='button';b.textContent=th.textContent;th.textContent='';th.appendChild(b);
 b.addEventListener('click',function(){
@@ -183,6 +182,12 @@ var rows=Array.prototype.slice.call(body.rows);
 rows.sort(function(a,b){var x=a.cells[col].dataset.v,y=b.cells[col].dataset.v;
 if(num){x=parseFloat(x);y=parseFloat(y);}return x<y?-dir:x>y?dir:0;});
 rows.forEach(function(r){body.appendChild(r);});});});
+var asked=new URLSearchParams(location.hash.slice(1)),key=(asked.get('sort')||'').toLowerCase();
+var want=key.charAt(0)==='-'?'descending':'ascending';key=key.replace(/^-/,'');
+document.querySelectorAll('th[data-sort]').forEach(function(th){
+if(key&&th.textContent.toLowerCase()===key){th.firstChild.click();
+if(th.getAttribute('aria-sort')!==want)th.firstChild.click();}});
+if(asked.has('q')){box.value=asked.get('q');apply();}
 })();
 """
 
