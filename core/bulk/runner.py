@@ -245,7 +245,7 @@ def _plan(
             specs = {
                 f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options)
                 if f.archive is None
-                else FormatSpec(f.name, f.archive.file_name, f.options, archive=True, links=_links(src.rel, fmts))
+                else FormatSpec(f.name, f.archive.file_name, f.options, archive=True)
                 for f in fmts
             }
             if guard is not None:
@@ -409,7 +409,3 @@ def _write_indexes(manifest: Manifest, fmts: list[_Format], outdir: str) -> list
             written.append(write_index(fmt.name, manifest.records.values(), outdir))
     return written
 
-
-def _links(rel: str, fmts: list[_Format]) -> dict[str, str]:
-    """Where this run writes the session's html page, for the archive to link to."""
-    return {f.name: output_rel(rel, f.extension, f.tag) for f in fmts if f.name == "html" and f.archive is None}

@@ -45,8 +45,6 @@ class FormatSpec:
     archive: bool = False
     """The format is written as one file for the whole run (``Converter.archive``): the
     worker makes the session's payload and the parent process puts it in."""
-    links: dict[str, str] = field(default_factory=dict)
-    """With ``archive``: the session's outputs in other formats (name -> path below OUTDIR)."""
 
 
 @dataclass(frozen=True, slots=True)
