@@ -246,3 +246,30 @@ def test_rows_are_cleaned_for_sqlite() -> None:
     from piconv.converters.sqlite.rows import _clean
 
     assert _clean(("x", 1 << 70, -(1 << 63), "a\ud800b", "é", None, 1.5)) == ("x", None, -(1 << 63), "a\ufffdb", "é", None, 1.5)
+
+
+def test_a_broad_query_ranks_its_newest_matches_a_filtered_one_all(tmp_path: Path, monkeypatch) -> None:
+    from piconv.converters.sqlite import search as search_module
+
+    db = tmp_path / "b.db"
+    db.write_bytes(_convert(str(BRANCHING)))
+    conn = sqlite3.connect(db)
+    newest = [
+        eid
+        for (eid,) in conn.execute(
+            "SELECT e.id FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid "
+            "WHERE entries_fts MATCH 'option' ORDER BY e.pk DESC"
+        )
+    ]
+    conn.close()
+    assert len(newest) > 5
+    every = {h["entry"] for h in ARCHIVE.search(str(db), "option", limit=100)}
+    assert every == set(newest)
+    monkeypatch.setattr(search_module, "RANK_WINDOW", 3)
+    assert {h["entry"] for h in ARCHIVE.search(str(db), "option", limit=100)} == set(newest[:3])
+    # a filtered query ranks every match it admits, the old ones too
+    users = {h["entry"] for h in ARCHIVE.search(str(db), "option", {"role": "user"}, limit=100)}
+    conn = sqlite3.connect(db)
+    all_users = {eid for (eid,) in conn.execute("SELECT id FROM entries WHERE role = 'user' AND text LIKE '%option%'")}
+    conn.close()
+    assert users == all_users and users - set(newest[:3])
