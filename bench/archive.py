@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=2, help="--jobs of the runs (1: all in one process, CPU time measured)"
     )
     p.add_argument("--corpus", type=Path)
-    p.add_argument("--archive", type=Path, help="with --pairs 0: a directory run's output of this corpus to measure")
+    p.add_argument(
+        "--archive", type=Path, help="with --pairs 0: a directory run's output of this corpus to measure"
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--keep", action="store_true")
     p.add_argument("--no-record", action="store_true")
