@@ -43,13 +43,27 @@ _EXPORTS = {
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
-if TYPE_CHECKING:
-    from .api import context_as_pi, convert, formats, get_format, load, plugin_failures, plugins  # noqa: F401
-    from .errors import InputError, OutputError, PiconvError, PluginError, UsageError, ValidationFailed  # noqa: F401
-    from .facts import session_facts  # noqa: F401
-    from .hookspecs import PLUGIN_API_VERSION, hookimpl  # noqa: F401
-    from .registry import Converter, Option, PluginWarning  # noqa: F401
-    from .report import Report  # noqa: F401
+if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --strict)
+    from .api import context_as_pi as context_as_pi
+    from .api import convert as convert
+    from .api import formats as formats
+    from .api import get_format as get_format
+    from .api import load as load
+    from .api import plugin_failures as plugin_failures
+    from .api import plugins as plugins
+    from .errors import InputError as InputError
+    from .errors import OutputError as OutputError
+    from .errors import PiconvError as PiconvError
+    from .errors import PluginError as PluginError
+    from .errors import UsageError as UsageError
+    from .errors import ValidationFailed as ValidationFailed
+    from .facts import session_facts as session_facts
+    from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
+    from .hookspecs import hookimpl as hookimpl
+    from .registry import Converter as Converter
+    from .registry import Option as Option
+    from .registry import PluginWarning as PluginWarning
+    from .report import Report as Report
 
 
 def __getattr__(name: str) -> Any:

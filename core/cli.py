@@ -1,8 +1,9 @@
 """The command line. Thin: parse arguments, call the library, map errors to exit codes.
 
-Exit codes: 0 success (problems in the input are reported, not fatal), 1 a bulk run with
-failures or an unexpected error, 2 usage, 3 unreadable input, 4 unknown format or plugin
-error, 5 output failed validation, 6 the output cannot be written.
+Exit codes: 0 success (problems in the input are reported, not fatal), 1 a directory run
+in which some sessions failed, 2 usage, 3 unreadable input, 4 unknown format or plugin
+error, 5 output failed validation, 6 the output cannot be written, 70 an internal error
+(:data:`piconv.errors.INTERNAL_ERROR`).
 """
 
 from __future__ import annotations
@@ -42,13 +43,25 @@ EPILOG = """examples:
 
 exit codes:
   0  done (problems in the input are reported, not fatal)
-  1  a directory run with failures, or an unexpected error
+  1  a directory run in which some sessions failed (the others are written)
   2  usage
   3  unreadable input
   4  unknown format or plugin error
   5  the output failed validation
   6  the output cannot be written where asked
+  70 internal error: a bug in piconv or a plugin (--debug shows the traceback)
 """
+
+
+def _version_line() -> str:
+    """The version, and whether the optional C accelerator was built (``pip install``
+    goes on without it where there is no C compiler; see docs/performance.md)."""
+    if os.environ.get("PICONV_PURE_PYTHON"):
+        return f"piconv {__version__} (C accelerator: off, PICONV_PURE_PYTHON is set)"
+    import importlib.util
+
+    built = importlib.util.find_spec(f"{__package__}._speedups") is not None  # found, not imported
+    return f"piconv {__version__} (C accelerator: {'built' if built else 'not built: pure Python, slower'})"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,8 +69,25 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see piconv --help)")
 
 
+def _help_formatter(prog: str) -> argparse.HelpFormatter:
+    # argparse asks shutil for the width each time it makes a formatter, which it does for
+    # every add_argument; shutil (with the compression modules it imports) is not needed
+    # for that, so the width is found as shutil finds it.
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    columns = columns or 80
+    return argparse.RawDescriptionHelpFormatter(prog, width=max(columns, 20) - 2)
+
+
 def _main_parser() -> _Parser:
-    p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=_help_formatter)
     p.add_argument(
         "input", nargs="?", help="session file, '-' for stdin, or a directory of sessions (with -o and none given: pi's session directory)"
     )
@@ -73,7 +103,7 @@ def _main_parser() -> _Parser:
     p.add_argument("--list-plugins", action="store_true", help="list the loaded plugins and their hooks")
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
-    p.add_argument("--version", action="version", version=f"piconv {__version__}")
+    p.add_argument("--version", action="version", version=_version_line())
     bulk = p.add_argument_group("directory input")
     bulk.add_argument(
         "--jobs",
@@ -94,7 +124,7 @@ def _main_parser() -> _Parser:
     )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
-    bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address")
+    bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address (default: $DASK_SCHEDULER_ADDRESS)")
     bulk.add_argument("--since", metavar="DATE", help="only sessions active on or after DATE (YYYY[-MM[-DD]])")
     bulk.add_argument("--until", metavar="DATE", help="only sessions begun on or before DATE (YYYY[-MM[-DD]])")
     bulk.add_argument("--project", metavar="GLOB", help="only sessions of projects matching GLOB (folder, name or cwd)")
@@ -169,7 +199,7 @@ def _show_warning(message: Any, category: type[Warning], *rest: Any, **kw: Any) 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:  # answered before anything is imported
-        print(f"piconv {__version__}")
+        print(_version_line())
         return 0
     debug = "--debug" in args
     try:
@@ -192,8 +222,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: one clear line, no traceback
         if debug:
             raise
-        print(f"piconv: error: {type(exc).__name__}: {exc} (run with --debug for details)", file=sys.stderr)
-        return 1
+        from .errors import INTERNAL_ERROR
+
+        print(
+            f"piconv: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
 
 
 def _convert(args: list[str]) -> int:
@@ -281,12 +316,15 @@ def _help_format(name: str) -> int:
     parser = argparse.ArgumentParser(prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False)
     _add_format_options(parser, [conv])
     parser.print_help()
-    print(f"\nmapping document: {conv.mapping_doc}")
+    from .docpath import shown
+
+    print(f"\nmapping document: {shown(conv.mapping_doc)}")
     return 0
 
 
 def _list_formats(as_json: bool) -> int:
     from .api import formats
+    from .docpath import locate
 
     rows = [
         {
@@ -299,6 +337,7 @@ def _list_formats(as_json: bool) -> int:
             "distribution": c.distribution,
             "version": c.version,
             "mapping_doc": c.mapping_doc,
+            "mapping_doc_path": locate(c.mapping_doc),
             "options": [o.flag for o in c.options],
         }
         for c in formats()
@@ -311,7 +350,7 @@ def _list_formats(as_json: bool) -> int:
     for r in rows:
         alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
         print(f"{r['name']}{alias}  {r['extension']}  {r['summary']}")
-        print(f"    from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc']}")
+        print(f"    from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}")
     return 0
 
 

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+SOME_FAILED = 1
+"""Exit code of a directory run in which some sessions failed (the rest were written)."""
+
+INTERNAL_ERROR = 70
+"""Exit code of an error piconv did not expect (a bug in piconv or a plugin): ``EX_SOFTWARE``
+of ``sysexits.h``. Every error raised on purpose is a :class:`PiconvError` with its own code."""
+
 
 class PiconvError(Exception):
-    """Base of every error piconv raises on purpose. ``exit_code`` is what the CLI exits with."""
+    """Base of every error piconv raises on purpose. ``exit_code`` is what the CLI exits with
+    (each subclass has its own; the base class raised as such counts as internal)."""
 
-    exit_code = 1
+    exit_code = INTERNAL_ERROR
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
         self.path = path

@@ -22,85 +22,25 @@ that built the document, because what a model saw is that harness's rule, not th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import MISSING, FrozenInstanceError, dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from .records import Frozen, frozen
 
 IR_VERSION: tuple[int, int] = (1, 0)
 
-_T = TypeVar("_T")
 
-class Node:
+class Node(Frozen):
     """The base of every IR object but :class:`Document`: a frozen dataclass with slots
-    whose methods (``__init__``, equality, hash, repr, the refusal to change a field,
-    pickling) are these, shared, rather than generated and compiled for each class at
-    import, which every run of piconv paid (about a tenth of converting a 2 MB session).
-    They behave as the generated ones do: the constructor takes the fields in order or by
-    name with their defaults, equality compares fields in order and only between objects
-    of one class, a field cannot be set or deleted (:class:`dataclasses.FrozenInstanceError`).
-    ``dataclasses.fields``, ``replace`` and ``is_dataclass`` work as on any dataclass."""
+    whose methods are shared (:class:`piconv.records.Frozen`) rather than generated for
+    each class at import. ``dataclasses.fields``, ``replace`` and ``is_dataclass`` work
+    as on any dataclass."""
 
     __slots__ = ()
-    _names: tuple[str, ...] = ()
-    _defaults: dict[str, Any] = {}  # noqa: RUF012 (each class gets its own, read-only)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        names = self._names
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments, {len(args)} given")
-        put = object.__setattr__
-        for name, value in zip(names, args):  # noqa: B905 (fewer arguments than fields is the rule)
-            if name in kwargs:
-                raise TypeError(f"{type(self).__name__}() got multiple values for argument {name!r}")
-            put(self, name, value)
-        defaults = self._defaults
-        for name in names[len(args) :]:
-            if name in kwargs:
-                put(self, name, kwargs.pop(name))
-            elif name in defaults:
-                put(self, name, defaults[name])
-            else:
-                raise TypeError(f"{type(self).__name__}() missing required argument {name!r}")
-        if kwargs:
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._names)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._names)
-        return f"{self.__class__.__qualname__}({shown})"
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        return self._values()
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        for name, value in zip(self._names, state, strict=True):
-            object.__setattr__(self, name, value)
 
 
-def node(cls: type[_T]) -> type[_T]:
-    """A :class:`Node` subclass made a dataclass with slots, its methods inherited."""
-    made = dataclass(slots=True, init=False, repr=False, eq=False)(cls)
-    fields = made.__dataclass_fields__  # type: ignore[attr-defined]
-    made._names = tuple(fields)  # type: ignore[attr-defined]
-    made._defaults = {n: f.default for n, f in fields.items() if f.default is not MISSING}  # type: ignore[attr-defined]
-    if any(f.default_factory is not MISSING for f in fields.values()):
-        raise TypeError(f"{cls.__name__}: an IR node's defaults are values, not factories")
-    return made
+node = frozen
+"""Makes a :class:`Node` subclass a dataclass with slots, its methods inherited."""
 
 
 class _EmptyMapping(Mapping[str, Any]):

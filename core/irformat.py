@@ -67,12 +67,12 @@ def to_json(obj: Any) -> Any:
         return obj
     plan = _PLANS.get(cls)
     if plan is None:
+        if cls is tuple or cls is list:
+            return [to_json(v) for v in obj]
+        if cls is frozenset:
+            return sorted(obj)
         if dataclasses.is_dataclass(obj):
             plan = _plan(cls)
-        elif cls is tuple or cls is list:
-            return [to_json(v) for v in obj]
-        elif cls is frozenset:
-            return sorted(obj)
         elif isinstance(obj, Mapping):
             return {k: to_json(v) for k, v in obj.items()}
         else:
@@ -81,12 +81,15 @@ def to_json(obj: Any) -> Any:
     out = dict(tag)
     for name, mode in fields:
         value = getattr(obj, name)
-        if mode == _UNLESS_NONE:
-            if value is None:
-                continue
+        if value is None:
+            if mode == _ALWAYS:
+                out[name] = None
         elif mode == _UNLESS_EMPTY and not value:
             continue
-        out[name] = value if type(value) in _AS_IS else to_json(value)
+        elif type(value) in _AS_IS:
+            out[name] = value
+        else:
+            out[name] = to_json(value)
     return out
 
 

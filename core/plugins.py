@@ -17,12 +17,12 @@ import importlib
 import os
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pluggy
 
 from . import __version__, hookspecs
+from .records import Frozen, frozen
 
 ENTRY_POINT_GROUP = "piconv"
 LOAD_PLUGINS_ENV = "PICONV_LOAD_PLUGINS"
@@ -40,8 +40,8 @@ BUILTIN_PLUGINS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PluginInfo:
+@frozen
+class PluginInfo(Frozen):
     """A loaded plugin: its name, where it came from and the hooks it implements."""
 
     name: str
@@ -51,8 +51,8 @@ class PluginInfo:
     builtin: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+@frozen
+class Origin(Frozen):
     """Who is registering: filled into every converter a plugin registers."""
 
     plugin: str

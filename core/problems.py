@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from .records import Frozen, frozen
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+
+@frozen
+class Problem(Frozen):
     line: int
     """1-based physical line number (0: the whole file)."""
     code: str

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from .errors import PluginError
+from .records import Frozen, frozen
 
 if TYPE_CHECKING:
     from .ir import Document
@@ -28,8 +29,8 @@ class PluginWarning(UserWarning):
     clashed on a format name); it was skipped and everything else works."""
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
+@frozen
+class Option(Frozen):
     """A command-line option a converter accepts. ``flag`` is the long option
     (``--images``); the value reaches ``Converter.write`` under ``dest`` (default: the
     flag without dashes, ``-`` → ``_``)."""
@@ -95,8 +96,8 @@ class Archive(Protocol):
         """The best ``limit`` hits for ``query`` (``piconv search``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Converter:
+@frozen
+class Converter(Frozen):
     """An output format.
 
     - ``name``: what ``--to`` takes; ``aliases`` are accepted too.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -24,13 +24,14 @@ MAX_ERRORS = 50
 @functools.cache
 def load_schema(package: str, resource: str) -> dict[str, Any]:
     """A JSON file shipped as package data, e.g. ``load_schema("piconv.converters.asf", "schema/asf.schema.json")``."""
-    return orjson.loads(package_file(package, resource).read_bytes())
+    with open(package_file(package, resource), "rb") as f:
+        return orjson.loads(f.read())
 
 
-def package_file(package: str, resource: str) -> Path:
+def package_file(package: str, resource: str) -> str:
     """The path of ``resource`` beside the modules of ``package`` (an installed package is
-    plain files; importlib.resources would cost each run its imports)."""
-    return Path(importlib.import_module(package).__file__ or "").parent / resource
+    plain files; importlib.resources, or even pathlib, would cost each run its imports)."""
+    return os.path.join(os.path.dirname(importlib.import_module(package).__file__ or ""), resource)
 
 
 @functools.cache

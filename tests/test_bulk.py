@@ -366,6 +366,7 @@ class _Stream:
 
 
 def test_progress_bar_on_a_terminal_and_log_lines_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "xterm")
     tty = _Stream(True)
     p = Progress(3, 3000, tty)
     p.advance(1000)

@@ -10,7 +10,7 @@ from ..errors import UsageError
 
 def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     """Run a bulk conversion from the parsed arguments; 0 when every file converted
-    (or was up to date), 1 when anything failed."""
+    (or was up to date), 1 (``SOME_FAILED``) when anything failed."""
     from ..api import get_format
     from ..jsonio import dumps
     from .runner import run_bulk
@@ -65,7 +65,9 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         # after the summary, so the last line says why the run stopped
         sys.stderr.write(f"piconv: error: {shown(summary.fatal)}\n")
         return OutputError.exit_code
-    return 0 if summary.ok else 1
+    from ..errors import SOME_FAILED
+
+    return 0 if summary.ok else SOME_FAILED
 
 
 def _write_report(path: str, data: bytes, input_dir: str) -> None:

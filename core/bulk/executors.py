@@ -9,6 +9,7 @@ idle, which is what makes the throughput scale with the workers.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import sys
@@ -105,26 +106,21 @@ def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def run_dask(tasks: list[Task], client: Any = None, scheduler: str | None = None) -> Iterator[dict[str, Any]]:
-    """On a Dask cluster: ``client`` (a running ``dask.distributed.Client``) or a new
-    client connected to ``scheduler``. The workers must see the input and output
+def run_dask(tasks: list[Task], client: Any, expected: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """On a Dask cluster, through ``client``, already checked
+    (:func:`piconv.bulk.cluster.connected`). The workers must see the input and output
     directories at the same paths (a shared file system): they read and write the files
-    themselves, so no session or output travels through the scheduler."""
-    from ..errors import UsageError
+    themselves, so no session or output travels through the scheduler. Each task checks
+    that its worker's piconv and plugins are ``expected`` (a worker may join late)."""
+    from dask.distributed import as_completed
 
+    from .cluster import run_checked
+
+    # pure=False: two runs must not be served a cached result; the files may have changed.
+    futures = client.map(run_checked, tasks, expected=expected, pure=False)  # tasks come largest first
+    by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
+    finished = False
     try:
-        from dask.distributed import Client, as_completed
-    except ImportError:
-        raise UsageError("--executor dask needs Dask: pip install 'piconv[dask]'") from None
-    own = client is None
-    if own:
-        if not scheduler:
-            raise UsageError("--executor dask needs --scheduler ADDRESS (or a Client passed to the library)")
-        client = Client(scheduler)
-    try:
-        # pure=False: two runs must not be served a cached result; the files may have changed.
-        futures = client.map(run_task, tasks, pure=False)  # tasks come largest first
-        by_key = {f.key: t for f, t in zip(futures, tasks, strict=True)}
         for future in as_completed(futures):
             task = by_key[future.key]
             try:
@@ -132,6 +128,8 @@ def run_dask(tasks: list[Task], client: Any = None, scheduler: str | None = None
             except Exception as exc:  # KilledWorker and friends: this file failed, the run goes on
                 yield _failure(task, "bulk:worker-died", f"{type(exc).__name__}: {exc}")
             future.release()
+        finished = True
     finally:
-        if own:
-            client.close()
+        if not finished:  # an interrupted run leaves no task behind on the cluster
+            with contextlib.suppress(Exception):
+                client.cancel(futures)

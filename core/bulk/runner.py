@@ -7,12 +7,13 @@ index; workers only read their session and write its outputs.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
@@ -33,6 +34,9 @@ from .select import Selection, select
 from .summary import Summary
 from .timelimit import DEFAULT_SECONDS
 from .worker import FormatSpec, Task, clean_temps
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +70,7 @@ def _formats(
     validate: bool,
     recover_glued: bool,
 ) -> list[_Format]:
-    converters = []
+    converters: list[Any] = []
     for name in names:
         conv = registry.get(name)  # unknown names raise PluginError before anything is written
         if conv.name not in (c.name for c in converters):
@@ -133,16 +137,19 @@ def run_bulk(
     real_in, real_out = os.path.realpath(input_dir), os.path.realpath(output_dir)
     if real_out == real_in:
         raise UsageError("the output directory must not be the input directory", path=output_dir)
+    # A Dask cluster is reached and checked before OUTDIR is created or locked.
+    cluster = _cluster(registry, fmts, client, scheduler, real_in, real_out) if executor == "dask" else None
     try:
         os.makedirs(output_dir, exist_ok=True)
     except OSError as exc:
+        _close(cluster)
         raise OutputError(f"cannot create the output directory: {exc.strerror or exc}", path=output_dir) from None
     n_jobs = jobs or default_jobs()
     summary = Summary(
         real_in, real_out, [f.name for f in fmts], executor, n_jobs if executor == "local" else None
     )
 
-    with locked(output_dir):
+    with contextlib.closing(cluster) if cluster else contextlib.nullcontext(), locked(output_dir):
         summary.temps_removed = clean_temps(real_out)
         manifest = Manifest(real_out)
         summary.manifest_dropped = manifest.dropped
@@ -167,8 +174,8 @@ def run_bulk(
                 progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
             ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
             results: Iterator[dict[str, Any]]
-            if executor == "dask":
-                results = run_dask(ordered, client=client, scheduler=scheduler)
+            if cluster is not None:
+                results = run_dask(ordered, cluster.client, cluster.expected)
             elif n_jobs == 1 or len(ordered) <= 1:
                 results = run_inline(ordered)
             else:
@@ -207,6 +214,21 @@ def run_bulk(
                 summary.fatal = summary.fatal or f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _cluster(
+    registry: Any, fmts: list[_Format], client: Any, scheduler: str | None, real_in: str, real_out: str
+) -> Cluster:
+    from .. import __version__
+    from .cluster import connect, describe
+
+    expected = {"piconv": __version__, "formats": {f.name: describe(registry.get(f.name)) for f in fmts}}
+    return connect(client, scheduler, expected, real_in, real_out)
+
+
+def _close(cluster: Cluster | None) -> None:
+    if cluster is not None:
+        cluster.close()
 
 
 DISK_ERRORS = frozenset({"ENOSPC", "EDQUOT", "EROFS"})

@@ -1,5 +1,6 @@
-"""The IR's node classes share their methods (piconv.ir.Node) instead of having them
-generated; they must behave exactly as frozen slots dataclasses do."""
+"""Frozen records (the IR's nodes, the registry's declarations, problems, read records)
+share their methods (piconv.records.Frozen) instead of having them generated; they must
+behave exactly as frozen slots dataclasses do."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ import dataclasses
 import pickle
 
 import pytest
-from piconv import ir
+from piconv import ir, plugins, problems, reader, records, registry
 
 NODES = sorted(
-    (c for c in vars(ir).values() if isinstance(c, type) and issubclass(c, ir.Node) and c is not ir.Node),
+    (
+        c
+        for module in (ir, plugins, problems, reader, registry)
+        for c in vars(module).values()
+        if isinstance(c, type) and issubclass(c, records.Frozen) and c not in (records.Frozen, ir.Node)
+    ),
     key=lambda c: c.__name__,
 )
 
@@ -32,7 +38,7 @@ def _sample(cls: type, salt: str) -> dict:
 
 
 def test_there_are_nodes() -> None:
-    assert len(NODES) >= 30 and ir.Entry in NODES and ir.Text in NODES
+    assert len(NODES) >= 36 and {ir.Entry, ir.Text, registry.Converter, problems.Problem} <= set(NODES)
 
 
 @pytest.mark.parametrize("cls", NODES, ids=lambda c: c.__name__)
