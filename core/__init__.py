@@ -21,6 +21,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "load": "api",
     "convert": "api",
+    "convert_to_bytes": "api",
+    "format_for_path": "api",
     "formats": "api",
     "get_format": "api",
     "plugins": "api",
@@ -39,6 +41,7 @@ _EXPORTS = {
     "PluginError": "errors",
     "UsageError": "errors",
     "ValidationFailed": "errors",
+    "write_into_folder": "output",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -46,6 +49,8 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --strict)
     from .api import context_as_pi as context_as_pi
     from .api import convert as convert
+    from .api import convert_to_bytes as convert_to_bytes
+    from .api import format_for_path as format_for_path
     from .api import formats as formats
     from .api import get_format as get_format
     from .api import load as load
@@ -60,6 +65,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .facts import session_facts as session_facts
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl
+    from .output import write_into_folder as write_into_folder
     from .registry import Converter as Converter
     from .registry import Option as Option
     from .registry import PluginWarning as PluginWarning

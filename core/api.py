@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 from .collector import collector_paused
-from .errors import InputError, ValidationFailed
+from .errors import InputError, UsageError, ValidationFailed
 from .ir import Document
+from .leaf import resolve_leaf
 from .output import output_to
 from .registry import Converter, get_registry
 from .report import Report
@@ -116,13 +117,29 @@ def convert(
     for a regular file (its mode kept), through for a device or FIFO, a symlink's target
     rather than the link, never the input; :class:`OutputError` otherwise.
 
+    ``options["leaf"]`` may name the leaf by entry id, a unique id prefix or a label
+    (:func:`piconv.leaf.resolve_leaf`); the format then gets the whole id. A format that
+    always writes the whole tree (``takes_leaf`` false) refuses a leaf with
+    :class:`UsageError`.
+
     Given a path or bytes, a format with a ``write_stream`` converts the session entry by
     entry as it is read, so memory holds one entry rather than the whole document; a file
     that cannot be read that way (see :mod:`piconv.stream`) is converted whole, with the
     same result.
     """
+    if out is None or not (isinstance(out, (str, os.PathLike)) or hasattr(out, "write")):
+        raise TypeError(
+            f"convert(): out must be a path or a binary stream, not {type(out).__name__} "
+            "(piconv.convert_to_bytes returns the output as bytes)"
+        )
     converter = get_registry().get(to)
     opts = dict(options or {})
+    if opts.get("leaf") is not None:
+        if not converter.takes_leaf:
+            raise UsageError(f"--to {converter.name} writes the whole tree; --leaf does not apply to it")
+        if not isinstance(document, Document):
+            document = load(document, recover_glued=recover_glued)  # a leaf is named in the whole tree
+        opts["leaf"] = resolve_leaf(document, str(opts["leaf"]))
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
     opts.setdefault("output_path", target if isinstance(target, str) else None)
     opts["validate"] = validate
@@ -149,6 +166,43 @@ def convert(
                     path=report.source,
                 )
     return report
+
+
+def convert_to_bytes(
+    document: Document | Source,
+    to: str,
+    options: Mapping[str, Any] | None = None,
+    *,
+    validate: bool = True,
+    recover_glued: bool = False,
+) -> bytes:
+    """The output of :func:`convert` as bytes, for a caller that keeps it in memory
+    (a web handler, a test). The loss report is not returned: call :func:`convert` with
+    an ``io.BytesIO`` to have both. Files beside the output cannot be written, so a
+    format that makes them falls back as it does for standard output (Markdown's
+    ``--images files`` becomes ``omit``)."""
+    import io
+
+    buffer = io.BytesIO()
+    convert(document, to, buffer, options, validate=validate, recover_glued=recover_glued)
+    return buffer.getvalue()
+
+
+def format_for_path(path: str) -> Converter:
+    """The one format whose extension ends ``path`` (``out.md``: markdown), as pandoc
+    infers a format from ``-o``. Raises :class:`UsageError` when no format or several
+    claim it, naming them."""
+    name = os.path.basename(path).lower()
+    claims = [c for c in get_registry().formats() if c.extension and name.endswith(c.extension.lower())]
+    if len(claims) > 1:  # the longest extension wins (".session.html" over ".html")
+        longest = max(len(c.extension) for c in claims)
+        claims = [c for c in claims if len(c.extension) == longest]
+    if len(claims) == 1:
+        return claims[0]
+    if claims:
+        names = ", ".join(c.name for c in claims)
+        raise UsageError(f"-o {path}: {names} all write {claims[0].extension} files; choose one with --to")
+    raise UsageError(f"-o {path}: no format writes files named like this; give --to FORMAT (see piconv --list-formats)")
 
 
 def _rereadable(source: Any) -> bool:

@@ -92,8 +92,18 @@ def _main_parser() -> _Parser:
         "input", nargs="?", help="session file, '-' for stdin, or a directory of sessions (with -o and none given: pi's session directory)"
     )
     p.add_argument("--to", "-t", dest="to", action="append", metavar="FORMAT", help="output format (repeatable for a directory)")
-    p.add_argument("-o", "--output", metavar="PATH", help="output file (a directory for a directory input); default stdout")
-    p.add_argument("--leaf", metavar="ID", help="convert the branch ending at this entry instead of the file's leaf")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="output file, '-' for stdout (a directory for a directory input); its extension names the format "
+        "when --to is not given; default stdout",
+    )
+    p.add_argument(
+        "--leaf",
+        metavar="ID",
+        help="convert the branch ending at this entry (an id, a unique id prefix or a label) instead of the file's leaf",
+    )
     p.add_argument("--report", metavar="FILE", help="write the loss report as JSON to FILE ('-' for stderr)")
     p.add_argument("--no-validate", action="store_true", help="skip validating the output")
     p.add_argument("--recover-glued", action="store_true", help="recover both objects of two JSON objects glued on one line")
@@ -242,7 +252,8 @@ def _convert(args: list[str]) -> int:
     # Only the formats asked for lend their options, so a conversion to a built-in
     # format never loads the third-party plugins (an unknown name loads them).
     known, _rest = parser.parse_known_args(args)
-    wanted = [api.get_format(name) for name in known.to or ()]
+    inferred = _inferred_format(known)
+    wanted = [api.get_format(name) for name in known.to or inferred]
     dests = _add_format_options(parser, wanted)
     ns = parser.parse_args(args)
     if ns.help_format:
@@ -259,8 +270,9 @@ def _convert(args: list[str]) -> int:
             raise UsageError(f"no input given, and pi's session directory {ns.input} does not exist")
     if ns.input is None:
         raise UsageError("no input given (see piconv --help)")
+    ns.to = ns.to or inferred
     if not ns.to:
-        raise UsageError("no output format given: add --to FORMAT (see piconv --list-formats)")
+        raise UsageError("no output format given: add --to FORMAT, or -o FILE with a format's extension (see piconv --list-formats)")
     if ns.input != "-" and os.path.isdir(ns.input):
         from .bulk.cli import run_directory
 
@@ -280,6 +292,21 @@ def _convert(args: list[str]) -> int:
     return _convert_one(ns, dests)
 
 
+def _inferred_format(known: argparse.Namespace) -> list[str]:
+    """``-o out.md`` without ``--to``: the one format that claims the extension (as
+    pandoc does); nothing to infer from a directory run, stdout or a listing."""
+    output, source = known.output, known.input
+    if known.to or not output or output == "-" or source is None:
+        return []
+    if known.list_formats or known.list_plugins or known.help_format:
+        return []
+    if source != "-" and os.path.isdir(source):
+        return []
+    from .api import format_for_path
+
+    return [format_for_path(output).name]
+
+
 def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     _one_shot()
     from .api import convert, get_format, load
@@ -289,10 +316,8 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     options["leaf"] = ns.leaf
     source: Any = ns.input  # a format that writes as it reads converts straight from the file
     if converter.write_stream is None or ns.input == "-" or ns.leaf is not None:
-        source = load(ns.input, recover_glued=ns.recover_glued)
-        if ns.leaf is not None and ns.leaf not in source:
-            raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
-    out: Any = ns.output if ns.output else sys.stdout.buffer
+        source = load(ns.input, recover_glued=ns.recover_glued)  # (convert() resolves the leaf's name)
+    out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
     report = convert(source, converter.name, out, options, validate=not ns.no_validate, recover_glued=ns.recover_glued)
     if ns.report:
         from .jsonio import dumps
@@ -405,10 +430,10 @@ def _inspect(ns: argparse.Namespace) -> int:
     doc = load(ns.input, recover_glued=ns.recover_glued)
     if ns.context:
         from .api import context_as_pi
+        from .leaf import resolve_leaf
 
-        if ns.leaf is not None and ns.leaf not in doc:
-            raise UsageError(f"--leaf {ns.leaf!r}: no such entry in {ns.input}")
-        value = context_as_pi(doc, ns.leaf)
+        leaf = resolve_leaf(doc, ns.leaf) if ns.leaf is not None else None
+        value = context_as_pi(doc, leaf)
         sys.stdout.buffer.write(dumps(value, indent=not ns.json) + b"\n")
         return 0
     from .inspect import render_text, summarize

@@ -82,6 +82,8 @@ class Text(Node):
     signature: str | None = None
     extra: Mapping[str, JSON] = EMPTY
 
+    type = "text"
+
 
 @node
 class Image(Node):
@@ -90,6 +92,8 @@ class Image(Node):
     data: str | None = None
     media_type: str | None = None
     extra: Mapping[str, JSON] = EMPTY
+
+    type = "image"
 
 
 @node
@@ -101,6 +105,8 @@ class Reasoning(Node):
     signature: str | None = None
     redacted: bool | None = None
     extra: Mapping[str, JSON] = EMPTY
+
+    type = "reasoning"
 
 
 @node
@@ -114,6 +120,8 @@ class ToolCall(Node):
     namespace: str | None = None
     extra: Mapping[str, JSON] = EMPTY
 
+    type = "tool_call"
+
 
 @node
 class UnknownPart(Node):
@@ -122,7 +130,9 @@ class UnknownPart(Node):
     value: JSON = None
 
     @property
-    def type(self) -> str | None:
+    def type(self) -> str | None:  # type: ignore[override]
+        """The source's own type of the part (the IR's JSON tags it ``unknown``, as an
+        :class:`UnknownMessage`'s ``role`` is the source's role)."""
         return self.value.get("type") if isinstance(self.value, dict) else None
 
 

@@ -14,17 +14,12 @@ from typing import IO, Any
 
 from . import ir
 from .hookspecs import hookimpl
-from .jsonio import dumps
+from .jsonio import dumps, finite, report_nulls
 from .registry import Converter, Option
 from .report import Report
 
-PART_TAGS = {
-    ir.Text: "text",
-    ir.Image: "image",
-    ir.Reasoning: "reasoning",
-    ir.ToolCall: "tool_call",
-    ir.UnknownPart: "unknown",
-}
+PART_TAGS: dict[type, str] = {cls: cls.type for cls in (ir.Text, ir.Image, ir.Reasoning, ir.ToolCall)}
+PART_TAGS[ir.UnknownPart] = "unknown"  # its ``type`` is the source's own
 
 
 # How a field is written: always, unless it is None, unless it is empty.
@@ -105,10 +100,19 @@ def document_to_json(doc: ir.Document) -> dict[str, Any]:
 
 
 def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    if options.get("leaf") is not None and not options.get("with_context"):
+        from .errors import UsageError
+
+        raise UsageError(
+            "--to ir writes the whole tree; --leaf applies only with --with-context (the context at that leaf)",
+            path=report.source,
+        )
     value = document_to_json(doc)
     if options.get("with_context"):
         ctx = doc.context(options.get("leaf"))
         value["context"] = to_json(ctx)
+    if any(issue.code == "infinite-number" for issue in doc.issues):
+        value = finite(value)  # as dumps() writes it: null for a number beyond the double range
     if options.get("validate"):
         errors = value_errors(value)
         if errors:
@@ -119,6 +123,7 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
     out.write(dumps(value, indent=bool(options.get("pretty"))))
     out.write(b"\n")
     report.entries_written = len(doc.entries)
+    report_nulls(report, doc.issues)
 
 
 SCHEMA = "schema/ir.schema.json"

@@ -8,9 +8,13 @@ for it reports a loss for the lines the reader flagged ``infinite-number``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
+
+NULLED = "number-written-as-null"
+"""The loss code of a writer whose JSON holds a number the reader flagged ``infinite-number``."""
 
 
 def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes:
@@ -26,7 +30,7 @@ def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes
 
         # ensure_ascii escapes a lone surrogate as \udXXX, which is valid JSON and keeps it
         return json.dumps(
-            _finite(value),
+            finite(value),
             ensure_ascii=True,
             sort_keys=sort_keys,
             indent=2 if indent else None,
@@ -45,7 +49,7 @@ def loads(data: bytes | str) -> Any:
         return json.loads(data)
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
     """``value`` with every non-finite float replaced by ``None`` (walked without recursion)."""
     if type(value) is float:
         return value if value - value == 0 else None
@@ -63,3 +67,11 @@ def _finite(value: Any) -> Any:
             elif type(v) is dict or type(v) is list:
                 stack.append((v, copy, k))  # type: ignore[arg-type]
     return root[0]
+
+
+def report_nulls(report: Any, issues: Iterable[Any]) -> None:
+    """Reports ``NULLED`` on ``report`` for each line the reader flagged ``infinite-number``:
+    what a JSON writer of that document wrote there is ``null``."""
+    for issue in issues:
+        if issue.code == "infinite-number":
+            report.add(NULLED, issue.line, "a number beyond the double range")

@@ -167,3 +167,67 @@ def write_file(target: str, data: bytes, *, inputs: Iterable[str] = ()) -> None:
     say: never over an input, never half written)."""
     with output_to(target, inputs=inputs) as sink:
         sink.write(data)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+
+def write_into_folder(folder: str, name: str, data: bytes) -> str:
+    """``data`` as the file ``name`` in ``folder`` (made if missing; its parent must
+    exist), for the files a format writes beside its output (Markdown's images). Nothing
+    is followed: a symlink where the folder or the file should be is refused with
+    :class:`OutputError`, so nothing lands outside the folder. The file is written as a
+    temporary file of the :data:`TEMP_NAME` pattern (which the next directory run
+    cleans up if this one is killed) and renamed into place; an existing regular file
+    of the same size is kept (the names are content hashes). Returns the file's path."""
+    path = os.path.join(folder, name)
+    if os.sep in name or name in ("", ".", ".."):
+        raise _refuse(path, "not a plain file name")
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder)
+        fd = os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
+    except OSError as exc:
+        if os.path.islink(folder):
+            raise _refuse(folder, "is a symlink: piconv writes no file through it") from None
+        raise _refuse(folder, _describe(exc)) from None
+    try:
+        try:
+            info = os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
+            info = None
+        if info is not None:
+            if not stat.S_ISREG(info.st_mode):
+                raise _refuse(path, "is not a regular file: piconv does not replace it")
+            if info.st_size == len(data):
+                return path  # the same content hash and size: written before
+        _write_at(fd, name, data, path)
+    except OSError as exc:
+        raise _refuse(path, _describe(exc)) from None
+    finally:
+        os.close(fd)
+    return path
+
+
+def _write_at(fd: int, name: str, data: bytes, path: str) -> None:
+    """A temporary file in the directory open as ``fd``, then the rename to ``name``."""
+    for _ in range(100):
+        tmp = f".piconv-{os.urandom(6).hex()}.tmp"
+        try:
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o666, dir_fd=fd)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise _refuse(path, "no temporary name is free")
+    try:
+        with os.fdopen(out, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=fd)
+        raise

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from .hookspecs import hookimpl
 from .ir import Document, Entry, SessionInfo
-from .jsonio import dumps
+from .jsonio import dumps, report_nulls
 from .pientry import dump_entry
 from .registry import Converter, Option
 from .report import Report
@@ -64,11 +64,11 @@ def pi_lines(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any
 def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     validate = bool(options.get("validate"))
     written = 0
-    header = doc.session.line > 0
-    for _line, value in pi_lines(doc, migrate=bool(options.get("migrate"))):
+    header_line = doc.session.line  # 0: none; after entries when the source had it late
+    for line, value in pi_lines(doc, migrate=bool(options.get("migrate"))):
         data = dumps(value)
         if validate:
-            problem = line_problem(value, data, header=header and not written)
+            problem = line_problem(value, data, header=line == header_line)
             if problem is not None:
                 from .errors import ValidationFailed
 
@@ -80,8 +80,7 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
     for issue in doc.issues:
         if issue.code in _SKIPPED_LINE_CODES:
             report.add("line-dropped", issue.line, issue.code)
-        elif issue.code == "infinite-number":  # JSON has no infinity (see piconv.jsonio)
-            report.add("number-written-as-null", issue.line, "a number beyond the double range")
+    report_nulls(report, doc.issues)  # JSON has no infinity (see piconv.jsonio)
 
 
 _SKIPPED_LINE_CODES = {
@@ -98,8 +97,8 @@ _SKIPPED_LINE_CODES = {
 def line_problem(value: Any, data: bytes, *, header: bool) -> str | None:
     """Why the written line ``data`` (``value`` dumped) would not read back as the same
     line, or ``None``: it must be one JSON object within the reader's line limit, and the
-    header line a session header. A line of JSON written by :func:`piconv.jsonio.dumps`
-    holds no newline, no NUL byte and only UTF-8."""
+    header's line (where the source had it) a session header. A line of JSON written by
+    :func:`piconv.jsonio.dumps` holds no newline, no NUL byte and only UTF-8."""
     from .reader import MAX_LINE_BYTES
 
     if type(value) is not dict:
@@ -136,6 +135,7 @@ def register_converters(register: Any) -> None:
             check=check_pi,
             checks_while_writing=True,
             mapping_doc="docs/formats/pi.md",
+            takes_leaf=False,  # the whole tree, always
             options=(Option("--migrate", "write pi's current (version 3) form", takes_value=False),),
         )
     )

@@ -116,6 +116,9 @@ class Converter(Frozen):
       ``options["validate"]`` is true) and raises :class:`piconv.ValidationFailed`; the
       caller then does not run ``check`` over the whole output again. ``check`` stays the
       checker for ``piconv validate``.
+    - ``takes_leaf``: the format writes one path or one leaf and honours
+      ``options["leaf"]`` (the default); ``False`` for a format that always writes the
+      whole tree, for which a ``leaf`` is refused with :class:`piconv.UsageError`.
     - ``write_stream``: optional; the same conversion from a session read entry by entry
       (see :data:`StreamWriteFunction`), for a format whose output follows the file. A
       conversion from a file then holds one entry at a time, not the whole document.
@@ -135,6 +138,7 @@ class Converter(Frozen):
     options: tuple[Option, ...] = ()
     per_leaf: bool = False
     checks_while_writing: bool = False
+    takes_leaf: bool = True
     write_stream: StreamWriteFunction | None = None
     archive: Archive | None = None
     plugin: str = ""

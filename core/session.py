@@ -334,8 +334,8 @@ class _Builder:
                 fields[name] = value
             elif key in header:
                 extra[key] = value
-        if raw_version is not None and type(raw_version) is not int:
-            extra["version"] = raw_version
+        if "version" in header and type(raw_version) is not int:
+            extra["version"] = raw_version  # an explicit null too: kept, as every null is
         if header_rec is None:
             source_version = int(version)
         else:

@@ -91,7 +91,7 @@ class SessionStream:
             parent = entry.parent_id
             if parent is not None and parent not in seen:
                 raise NeedsWholeSession(line, f"parent {parent!r} is not an earlier entry")
-            seen[entry_id] = index
+            seen[entry_id] = 0  # only membership counts here: no position object per entry
             self.entries_read += 1
             yield entry
 

@@ -92,7 +92,9 @@ ALLOWED_TAGS = {
     "a", "img", "ul", "ol", "li", "blockquote", "hr", "br", "table", "thead", "tbody", "tr", "th",
     "td", "del", "input",
 }  # fmt: skip
-SAFE_URL = re.compile(r"^(https?://|data:image/(png|gif|jpeg|webp);base64,|[A-Za-z0-9._-]+_images/[0-9a-f]{16}\.)")
+SAFE_URL = re.compile(
+    r"^(https?://|data:image/(png|gif|jpeg|webp);base64,|[A-Za-z0-9._-]+_images/[0-9a-f]{16}\.|#turn-[1-9][0-9]*$)"
+)
 
 
 class TagAudit(HTMLParser):
@@ -116,7 +118,9 @@ class TagAudit(HTMLParser):
 
 
 def rendered_html(markdown_text: str) -> dict[str, str]:
-    """The body rendered by two independent engines with raw HTML enabled."""
+    """The body rendered by two independent engines with raw HTML enabled, and the whole
+    file as an engine that does not know front matter renders it (the front matter a
+    paragraph under a rule)."""
     import cmarkgfm
     from cmarkgfm.cmark import Options
     from markdown_it import MarkdownIt
@@ -125,6 +129,8 @@ def rendered_html(markdown_text: str) -> dict[str, str]:
     return {
         "cmark-gfm": cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE),
         "markdown-it": MarkdownIt("commonmark", {"html": True}).render(body),
+        "cmark-gfm, whole file": cmarkgfm.github_flavored_markdown_to_html(markdown_text, options=Options.CMARK_OPT_UNSAFE),
+        "markdown-it, whole file": MarkdownIt("commonmark", {"html": True}).render(markdown_text),
     }
 
 
@@ -153,8 +159,8 @@ def test_hostile_markdown_file_reaches_every_field() -> None:
     codes = {item.code for item in report.losses.values()}
     assert {"image-invalid", "image-type-omitted", "unknown-part", "unknown-entry", "unknown-message"} <= codes
     assert "surrogates-replaced" in codes
-    # The unclosed fence in the user's text was closed before the next turn.
-    assert "## 3. Assistant" in text
+    # The unclosed fence in the user's text was closed before the next message.
+    assert "\n### Assistant (m\\`\\<script" in text and "\n## 3. Shell command " in text
 
 
 def test_front_matter_reads_the_same_with_pyyaml() -> None:
@@ -214,10 +220,14 @@ def test_yaml_scalars_escape_line_breaks_yaml_knows() -> None:
 def test_checker_catches_broken_structure() -> None:
     text, _ = convert(load(HOSTILE_DIR / "markdown-hostile.jsonl"), images="omit")
     broken = {
-        "raw html": text.replace("## 1. User", "<script>x</script>\n\n## 1. User", 1),
+        "raw html": text.replace("\n## 1. ", "\n<script>x</script>\n\n## 1. ", 1),
         "open fence": text + "\n```\nnever closed\n",
         "details": text.replace("\n</details>\n", "\n", 1),
-        "turn count": text.replace("## 2. User", "Two. User", 1),
+        "turn count": text.replace("\n## 2. ", "\nTwo. ", 1),
+        "turn out of order": text.replace("\n## 2. ", "\n## 7. ", 1),
+        "anchor with more": text.replace('<a id="turn-1">', '<a id="turn-1" href="javascript:x">', 1),
+        "other anchor": text.replace('<a id="turn-1">', '<a id="x">', 1),
+        "link to another fragment": text + "\n[x](#top)\n",
         "js link": text + "\n[x](javascript:alert(1))\n",
         "front matter": text.replace("layout: \"path\"", "layout: path", 1),
         "schema": text.replace("layout: \"path\"", "layout: \"other\"", 1),
@@ -236,6 +246,7 @@ def images_doc(shared: Path) -> Document:
 
 def test_images_files_written_beside_the_output(images_doc: Document, tmp_path: Path) -> None:
     target = tmp_path / "out" / "session.md"
+    target.parent.mkdir()
     text, _ = convert(images_doc, images="files", output_path=str(target))
     assert_valid(text)
     links = re.findall(r"\]\(([^)]+_images/[0-9a-f]{16}\.png)\)", text)
@@ -245,6 +256,53 @@ def test_images_files_written_beside_the_output(images_doc: Document, tmp_path: 
     # content-addressed: a second run writes the same names
     again, _ = convert(images_doc, images="files", output_path=str(target))
     assert again == text
+
+
+def test_images_folder_never_follows_a_symlink(images_doc: Document, tmp_path: Path) -> None:
+    from piconv import OutputError
+    from piconv.converters.markdown.images import folder_name
+
+    outdir, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    outdir.mkdir()
+    elsewhere.mkdir()
+    target = outdir / "session.md"
+    folder = outdir / folder_name(images_doc.session.id, str(target))
+    folder.symlink_to(elsewhere)
+    with pytest.raises(OutputError, match="is a symlink"):
+        convert(images_doc, images="files", output_path=str(target))
+    assert list(elsewhere.iterdir()) == []
+    # a link planted where an image file goes is not replaced nor written through
+    folder.unlink()
+    convert(images_doc, images="files", output_path=str(target))
+    first = sorted(folder.iterdir())[0]
+    first.unlink()
+    victim = elsewhere / "victim"
+    victim.write_bytes(b"keep")
+    first.symlink_to(victim)
+    with pytest.raises(OutputError, match="not a regular file"):
+        convert(images_doc, images="files", output_path=str(target))
+    assert victim.read_bytes() == b"keep" and first.is_symlink()
+
+
+def test_images_temporary_files_are_the_kind_a_run_cleans_up(
+    images_doc: Document, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from piconv import output
+    from piconv.bulk.worker import clean_temps
+
+    seen: list[str] = []
+    def spy(src: str, dst: str, **kw: object) -> None:
+        seen.append(src)
+        raise KeyboardInterrupt  # killed between the write and the rename
+
+    monkeypatch.setattr(os, "replace", spy)
+    monkeypatch.setattr(os, "unlink", lambda *a, **kw: None)  # as after kill -9: nothing cleaned
+    target = tmp_path / "session.md"
+    with pytest.raises(KeyboardInterrupt):
+        convert(images_doc, images="files", output_path=str(target))
+    monkeypatch.undo()
+    assert seen and all(output.TEMP_NAME.match(name) for name in seen)
+    assert clean_temps(str(tmp_path)) == len(seen) == 1  # the next directory run removes it
 
 
 def test_images_files_to_stdout_falls_back_to_omit(images_doc: Document) -> None:

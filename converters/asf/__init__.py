@@ -61,5 +61,6 @@ def register_converters(register: Any) -> None:
             aliases=("agentsession",),
             checks_while_writing=True,
             write_stream=write_stream,
+            takes_leaf=False,  # the whole tree, always
         )
     )

@@ -97,7 +97,7 @@ class Emitter:
                 "pi": {"refused": str(exc), "type": type_, "line": line},
             }
             type_ = "pi:refused"
-            records = []
+            body, records = normalise(body)  # the pi id may hold a lone surrogate
         if records:
             body["normalised"] = records
             self.report.add("value-normalised", line, f"{len(records)} value(s) made I-JSON")

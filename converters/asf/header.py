@@ -28,11 +28,13 @@ def header_of(info: ir.SessionInfo, entries: Iterable[ir.Entry]) -> JSONDict:
     far as needed: the first entry's id stands in for a missing session id, the first RFC
     3339 timestamp for a missing creation time."""
     session_id = info.id
-    if session_id is None:
-        import uuid  # rare: a header without an id
+    if not session_id:  # rare: a header without an id, or with an empty one (ASF needs one)
+        import uuid
 
         first = next(iter(entries), None)
-        session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"piconv:{first.id if first is not None else ''}"))
+        # an id holding a lone surrogate has no UTF-8: it is named by its escaped form
+        name = f"piconv:{first.id if first is not None else ''}".encode("utf-8", "backslashreplace")
+        session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, name.decode()))
     created = canonical_ts(info.created) if info.created else None
     if created is None:
         created = next(
@@ -80,6 +82,8 @@ def write_header(
 ) -> None:
     """Write the header line for ``info`` (``entries``: see :func:`header_of`)."""
     head = header_of(info, entries)
+    if not info.id:
+        report.add("session-id-synthesized", info.line or None, f"header id {info.id!r}: ASF needs one")
     try:
         canonical(head)
     except CanonicalError:  # pi's header may hold lone surrogates or big whole numbers too
@@ -87,8 +91,11 @@ def write_header(
             head, records = normalise(head)
             head["normalised"] = records
             report.add("value-normalised", info.line or None, f"{len(records)} header value(s) made I-JSON")
-        except CanonicalError as exc:  # a number that is not finite: written as orjson spells it (null)
-            report.add("value-normalised", info.line or None, f"header: {exc}")
+        except CanonicalError as exc:  # a number that is not finite: written as null
+            head, records = normalise(head, refuse_nonfinite=False)
+            if records:
+                head["normalised"] = records
+            report.add("value-normalised", info.line or None, f"header: {exc}, written as null")
     if checker is not None:
         checker.header(head)
     out.write(orjson.dumps(head, option=orjson.OPT_APPEND_NEWLINE))

@@ -180,13 +180,14 @@ def _string_source(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def normalise(body: Any) -> tuple[Any, list[dict[str, str]]]:
+def normalise(body: Any, *, refuse_nonfinite: bool = True) -> tuple[Any, list[dict[str, str]]]:
     """``body`` made I-JSON, and the ``normalised`` records (sorted by ``at`` as UTF-16).
 
     Lone surrogates become U+FFFD (``was``: the string's JSON text with the surrogate
     escaped); whole numbers failing the I-JSON test are rounded to binary64 (``was``:
     their digits). A non-finite number raises :class:`CanonicalError`: no rewrite makes
-    it I-JSON and the RFC says to refuse the entry.
+    it I-JSON and the RFC says to refuse the entry; with ``refuse_nonfinite`` false (the
+    header line, which cannot be refused) it becomes ``null`` instead, unrecorded.
     """
     records: list[dict[str, str]] = []
 
@@ -203,11 +204,15 @@ def normalise(body: Any) -> tuple[Any, list[dict[str, str]]]:
             try:
                 rounded = float(v)
             except OverflowError:
+                if not refuse_nonfinite:
+                    return None
                 raise CanonicalError(f"{at or '/'}: number not finite in binary64") from None
             records.append({"at": at, "was": str(v)})
             return rounded
         if t is float:
             if v != v or v in (float("inf"), float("-inf")):
+                if not refuse_nonfinite:
+                    return None
                 raise CanonicalError(f"{at or '/'}: number not finite")
             return v
         if t is dict:

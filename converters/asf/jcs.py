@@ -76,7 +76,11 @@ def int_is_ijson(value: int) -> bool:
     if int(nearest) == value:
         return True
     text = number_text(nearest)
-    return "e" not in text and "." not in text and int(text) == value
+    if "e" in text:  # from 1e21 ECMAScript writes an exponent: 1.1805916207174113e+21
+        from decimal import Decimal
+
+        return Decimal(text) == value
+    return "." not in text and int(text) == value
 
 
 def _utf16_key(key: str) -> bytes:

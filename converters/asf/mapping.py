@@ -10,7 +10,7 @@ ids handed out.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from piconv import ir
 from piconv.report import Report
@@ -19,7 +19,7 @@ from .items import arguments_text, input_parts, part_json, usage
 from .links import Ancestry
 from .settings import JSONDict, Settings, apply_system, assistant_settings, function_tool
 
-__all__ = ["CALL_ID_CHARS", "EDITABLE", "Line", "Mapper", "summary_item"]
+__all__ = ["CALL_ID_CHARS", "EDITABLE", "Line", "Mapper", "Written", "summary_item"]
 
 CALL_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 EDITABLE = (
@@ -33,17 +33,33 @@ Line = tuple[str, JSONDict, bool]
 """One ASF line to write: its type, its body and whether it is an item entry."""
 
 
+class Written(NamedTuple):
+    """What became of one pi entry, kept while the session is written: the one record per
+    entry a streamed conversion holds (children need their parent's last ASF id and
+    settings; compactions, labels, branch summaries and context edits name earlier
+    entries)."""
+
+    first: str
+    """Its first ASF id."""
+    last: str
+    """Its last ASF id (its children hang below it)."""
+    state: Settings
+    """The settings in force after it (shared between entries until one changes them)."""
+    items: tuple[str, ...]
+    """Its item entries (what a context edit omits or replaces)."""
+    editable: bool
+    """A message whose content pi's context edits may replace."""
+
+
 class Mapper:
     """The mapping of one conversion, with what it knows of the entries already written."""
 
-    __slots__ = ("ancestry", "asf_ids", "call_ids", "call_map", "editable", "item_ids", "report")
+    __slots__ = ("ancestry", "call_ids", "call_map", "report", "written")
 
     def __init__(self, report: Report, ancestry: Ancestry) -> None:
         self.report = report
         self.ancestry = ancestry  # every ASF id written, with its parent
-        self.asf_ids: dict[str, tuple[str, str]] = {}  # pi id -> (first, last) ASF id
-        self.item_ids: dict[str, list[str]] = {}  # pi id -> its item entries
-        self.editable: set[str] = set()  # pi ids of written messages a context edit may change
+        self.written: dict[str, Written] = {}  # pi id -> what became of it
         self.call_ids: set[str] = set()
         self.call_map: dict[str, str] = {}
 
@@ -67,8 +83,16 @@ class Mapper:
         return candidate
 
     def ref(self, pi_id: str | None, which: int = 1) -> str | None:
-        pair = self.asf_ids.get(pi_id) if pi_id is not None else None
-        return pair[which] if pair else None
+        record = self.written.get(pi_id) if pi_id is not None else None
+        return record[which] if record else None
+
+    def unwritable_parameters(self, msg: ir.SystemMessage, line: int) -> None:
+        """Reports the tools of ``msg`` whose parameters are no JSON object: an Open
+        Responses tool has none then (the value stays in the entry's ``pi`` member)."""
+        for spec in msg.tools_added or ():
+            if spec.parameters is not None and type(spec.parameters) is not dict:
+                kind = type(spec.parameters).__name__
+                self.report.add("tool-parameters-kept-aside", line, f"tool {spec.name!r}: parameters are a {kind}")
 
     # ------------------------------------------------------------------ entries
 
@@ -108,7 +132,9 @@ class Mapper:
         if cls is ir.Compaction:
             return self.map_compaction(entry, body, state, left, parent), state
         if cls is ir.BranchSummary:
-            out: JSONDict = {"from": self.ref(body.from_id) or parent, "summary": summary_item(body.summary)}
+            # A summary whose fromId names no written entry points at the entry it hangs
+            # below; at a root that is the root's config line ("" until it is written).
+            out: JSONDict = {"from": self.ref(body.from_id) or parent or "", "summary": summary_item(body.summary)}
             if self.ref(body.from_id) is None:
                 self.report.add(
                     "branch-from-unresolved", line, f"fromId {body.from_id!r} names no written entry"
@@ -176,6 +202,7 @@ class Mapper:
         if cls is not ir.UnknownMessage and msg.extra:
             m["extra"] = dict(msg.extra)
         if cls is ir.SystemMessage:
+            self.unwritable_parameters(msg, line)
             new = apply_system(state, msg)
             delta: JSONDict = {"instructions": new.instructions()}
             if msg.tools_added:
@@ -409,7 +436,7 @@ class Mapper:
         lines: list[Any] = []
         # firstKeptEntryId on the pi path to the parent <=> its last ASF entry on the ASF
         # path to the parent's last (each pi entry is a chain hung below its parent's last).
-        pair = self.asf_ids.get(body.first_kept_id) if body.first_kept_id is not None else None
+        pair = self.written.get(body.first_kept_id) if body.first_kept_id is not None else None
         first_kept = pair[0] if pair is not None else None
         if pair is None or not self.ancestry.on_path(pair[1], parent):
             # pi keeps nothing before the summary here (firstKeptEntryId is the compaction
@@ -423,6 +450,7 @@ class Mapper:
             first_kept = None
         checkpoint = state
         if body.checkpoint is not None:
+            self.unwritable_parameters(body.checkpoint, line)
             checkpoint = apply_system(
                 Settings(state.model, state.provider, state.effort, state.level), body.checkpoint
             )
@@ -432,7 +460,7 @@ class Mapper:
             "summary": summary_item(body.summary),
             "config": checkpoint.full(),
         }
-        if type(body.tokens_before) is int:
+        if type(body.tokens_before) is int and body.tokens_before >= 0:
             out["tokens_before"] = body.tokens_before
         elif body.tokens_before is not None:
             left["tokens_before"] = body.tokens_before
@@ -450,14 +478,15 @@ class Mapper:
 
     def map_context_edit(self, entry: ir.Entry, body: ir.ContextEdit, left: JSONDict) -> list[Any]:
         line = entry.origin.line
-        targets = self.item_ids.get(body.target_id or "", [])
+        record = self.written.get(body.target_id or "")
+        targets = record.items if record is not None else ()
         left["target_id"] = body.target_id
         if body.omit and targets:
             return [("config", {"omit": {"items": list(targets)}}, False)]
         if body.omit:
             left["omit"] = True
         elif body.replacement is not None:
-            if targets and body.target_id in self.editable:
+            if targets and record is not None and record.editable:
                 # The target's items keep their kind; their content becomes the replacement
                 # (RFC 0001 extension entry, honoured by context.py: see asf.md).
                 form: JSONDict = {}

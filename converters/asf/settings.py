@@ -59,7 +59,7 @@ def function_tool(spec: ir.ToolSpec) -> JSONDict:
     tool: JSONDict = {"type": "function", "name": spec.name or ""}
     if spec.description is not None:
         tool["description"] = spec.description
-    if spec.parameters is not None:
+    if type(spec.parameters) is dict:  # anything else stays in the pi member only
         tool["parameters"] = spec.parameters
     return tool
 

@@ -20,8 +20,8 @@ from .emit import Emitter
 from .header import EPOCH, write_header
 from .ids import canonical_ts, ts_from_millis
 from .links import Ancestry
-from .mapping import EDITABLE, Mapper
-from .settings import NO_SETTINGS, JSONDict, Settings
+from .mapping import EDITABLE, Mapper, Written
+from .settings import NO_SETTINGS, JSONDict
 
 __all__ = ["Writer", "write_asf", "write_asf_stream"]
 
@@ -29,13 +29,12 @@ __all__ = ["Writer", "write_asf", "write_asf_stream"]
 class Writer:
     """The entries of one session, written one pi entry at a time (parents first)."""
 
-    __slots__ = ("emitter", "last_ts", "mapper", "next_line", "report", "state")
+    __slots__ = ("emitter", "last_ts", "mapper", "next_line", "report")
 
     def __init__(self, emitter: Emitter, report: Report, next_line: int) -> None:
         self.emitter = emitter
         self.report = report
         self.mapper = Mapper(report, emitter.ancestry)
-        self.state: dict[str, Settings] = {}  # pi id -> the settings in force after it
         self.last_ts = EPOCH
         self.next_line = next_line  # the pi line that follows the last pi entry written
 
@@ -62,9 +61,9 @@ class Writer:
         entry_id = entry.id
         parent_id = entry.parent_id
         if parent_id is not None:
-            parent_state = self.state.get(parent_id, NO_SETTINGS) if parent_id else NO_SETTINGS
-            pair = mapper.asf_ids.get(parent_id)
-            parent = pair[1] if pair else None
+            record = mapper.written.get(parent_id)
+            parent_state = record.state if record is not None and parent_id else NO_SETTINGS
+            parent = record.last if record is not None else None
         else:
             parent_state = NO_SETTINGS
             parent = None
@@ -96,6 +95,8 @@ class Writer:
             body["legacy_id"] = entry_id
             if type_ == "compaction" and body.get("first_kept") == "":
                 body["first_kept"] = last  # the anchor just written
+            elif type_ == "branch_summary" and body.get("from") == "":
+                body["from"] = last  # the root's config line just written
             if index == final and left:
                 body["pi"] = left
             last = emit(type_, last if last is not None else parent, ts, body, line)
@@ -104,12 +105,9 @@ class Writer:
             if is_item:
                 items.append(last)
         assert first is not None and last is not None
-        mapper.asf_ids[entry_id] = (first, last)
-        if items:
-            mapper.item_ids[entry_id] = items
-            if type(entry.message) in EDITABLE:
-                mapper.editable.add(entry_id)
-        self.state[entry_id] = state
+        mapper.written[entry_id] = Written(
+            first, last, state, tuple(items) if items else (), bool(items) and type(entry.message) in EDITABLE
+        )
 
 
 def write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
@@ -189,7 +187,7 @@ def _write_document(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any]
 
     for entry in doc.entries:
         parent = entry.parent_id
-        if parent is not None and parent not in writer.mapper.asf_ids and parent in present:
+        if parent is not None and parent not in writer.mapper.written and parent in present:
             waiting.setdefault(parent, []).append(entry)  # parents must precede children
             report.add("entry-reordered", entry.origin.line)
             continue
@@ -201,7 +199,7 @@ def _write_document(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any]
     for parent_id, children in list(waiting.items()):  # a cycle the core left: break it
         for child in children:
             report.add("parent-cycle", child.origin.line)
-            if child.id not in writer.mapper.asf_ids:
+            if child.id not in writer.mapper.written:
                 write_with_children(child)
         waiting.pop(parent_id, None)
     report.entries_written = writer.written

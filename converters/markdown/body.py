@@ -4,10 +4,10 @@
   many as the front matter's ``turns`` (with ``layout: tree``, one level-2 heading per
   segment, ``segments`` of them); no other heading at or above the turn level;
 - the only raw HTML is our own ``<details>``/``<summary>`` lines, balanced and at the top
-  level; no inline HTML at all;
+  level; the only inline HTML is the turn anchors, ``<a id="turn-N"></a>``;
 - no fenced code block runs unterminated to the end;
-- every link goes to http(s); every image is http(s), a data URI of a raster type, or a
-  file in the images folder.
+- every link goes to http(s) or to a turn anchor (``#turn-N``); every image is http(s), a
+  data URI of a raster type, or a file in the images folder.
 
 :class:`Body` is fed one section at a time (or the whole body at once); counts, the
 ``<details>`` depth and problems carry over, so the verdict is the same however the body
@@ -28,7 +28,9 @@ _DETAILS_OPEN = re.compile(r"^<details>\n<summary>[^<>\n]*</summary>\n?$")
 _DETAILS_CLOSE = "</details>"
 # An unescaped "[": only text holding one can use a link reference definition.
 _BRACKET = re.compile(r"(?:^|[^\\])(?:\\\\)*\[")
-_HTTP = re.compile(r"^https?://", re.IGNORECASE)
+_HTTP = re.compile(r"^(?:https?://|#turn-[1-9][0-9]*$)", re.IGNORECASE)
+# The anchor a turn's line starts with: an element with no attribute but an id (inert).
+_ANCHOR = re.compile(r'<a id="turn-[1-9][0-9]*">|</a>')
 _IMAGE_SRC = re.compile(
     r"^(?:https?://|data:image/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=]*$"
     r"|[A-Za-z0-9][A-Za-z0-9._-]*_images/[0-9a-f]{16}\.(?:png|jpg|gif|webp)$)",
@@ -141,6 +143,8 @@ class Body:
                 if tok.children:
                     for child in walk(tok.children):
                         if child.type == "html_inline":
+                            if _ANCHOR.fullmatch(child.content):
+                                continue
                             problem(where(tok), f"raw inline HTML {child.content[:40]!r}")
                         elif child.type == "link_open":
                             href = child.attrGet("href") or ""

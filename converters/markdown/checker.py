@@ -130,7 +130,10 @@ class Stream:
             self.line += lines
             splitter.reset(section.end)
         start = splitter.start
-        if start:
+        if start and start * 2 >= len(buf):
+            # What was read is dropped once it is at least half the buffer: a copy of the
+            # rest now and then, not after every section (a copy of a large block each
+            # time it did not end a section).
             self.buf = buf[start:]
             splitter.rebase(start)
 

@@ -7,7 +7,8 @@ numbers with a decimal point for floats, ``true``/``false``/``null``). Every YAM
 
 Strings are JSON strings with the characters YAML treats specially escaped as ``\\uXXXX``
 (line separators, NEL, DEL and the C1 controls, BOM, non-characters), so a value can never
-break out of its line. :func:`parse` reads exactly this subset back, for the checker; it
+break out of its line, and so are ``<``, ``>``, ``[`` and ``]``, so a Markdown renderer that
+does not know front matter (and reads it as a paragraph) finds no HTML and no link in it. :func:`parse` reads exactly this subset back, for the checker; it
 rejects anything else, which makes it a strict test of the writer.
 """
 
@@ -25,6 +26,12 @@ _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 # json.dumps(ensure_ascii=False) leaves these raw; YAML reads them as line breaks or
 # refuses them as non-printable.
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+# A CommonMark renderer that does not know front matter reads it as a paragraph: raw HTML
+# (``<script>``), autolinks and links (``[x](javascript:…)``) would be live there. These
+# characters are written as ``\uXXXX`` too (YAML reads the same value), so the front
+# matter holds no markup at all.
+_MARKUP = re.compile("[<>\\[\\]]")
+_UNSAFE = re.compile(_YAML_UNSAFE.pattern[:-1] + "<>\\[\\]]")
 
 
 def scalar(value: Any) -> str:
@@ -45,7 +52,7 @@ def scalar(value: Any) -> str:
         return text + "0" if text.endswith(".") else text
     if isinstance(value, str):
         text = json.dumps(value, ensure_ascii=False)
-        return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     raise TypeError(f"front matter cannot hold {type(value).__name__}")
 
 
@@ -130,6 +137,10 @@ def _value(raw: str, lineno: int) -> Any:
         raise FrontMatterError(lineno, "flow collections are not used in this front matter")
     if isinstance(value, str) and _YAML_UNSAFE.search(raw):
         raise FrontMatterError(lineno, "string holds a character YAML reads differently")
+    if _MARKUP.search(raw):
+        raise FrontMatterError(
+            lineno, "holds a raw '<', '>', '[' or ']' (HTML or a link to a renderer that does not know front matter)"
+        )
     if isinstance(value, float) and "." not in raw:
         raise FrontMatterError(lineno, "float without a decimal point")
     return value

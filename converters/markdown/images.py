@@ -87,16 +87,10 @@ class Images:
         if name in self.written:
             return
         assert self.output_path is not None
+        from piconv import write_into_folder  # nothing followed; temporary files a run cleans up
+
         directory = os.path.join(os.path.dirname(os.path.abspath(self.output_path)), self.folder)
-        path = os.path.join(directory, name)
-        self.written[name] = path
-        if os.path.exists(path) and os.path.getsize(path) == len(raw):
-            return  # content-addressed: the same name holds the same bytes
-        os.makedirs(directory, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(raw)
-        os.replace(tmp, path)
+        self.written[name] = write_into_folder(directory, name, raw)
 
 
 def _decode(data: object) -> bytes | None:

@@ -101,8 +101,9 @@ def closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int,
     """Start and end of the first line from ``pos`` (a line start) that could close a
     fence of ``length`` ``char``s under any reading: the character repeated at least
     that often, with any white space around it; ``(-1, -1)`` when there is none before
-    ``limit``. Found by the three characters any such line holds (a fast search)."""
-    run = char * 3
+    ``limit``. Found by the run of ``length`` characters any such line holds (a fast
+    search: lines with shorter runs, as a longer fence's content has, are never looked at)."""
+    run = char * max(3, length)
     i = buf.find(run, pos, limit)
     while i >= 0:
         start = buf.rfind("\n", pos, i) + 1 or pos

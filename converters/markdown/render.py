@@ -1,12 +1,16 @@
-"""Entries to Markdown: one section per turn, notes for everything else.
+"""Entries to Markdown: an outline of turns, notes for everything else.
 
-A *turn* is a message a person would see as one speaker's contribution: a user message,
-an assistant response (its tool calls carry their results, paired by call id), a shell
-command the user ran, an extension message, a summary, or a tool result whose call is not
-in the same run of entries. Each turn gets one heading at ``level``; headings inside
-message text are pushed below it (see :mod:`.escape`). Settings and bookmarks (model and
-thinking-level changes, labels, session names, context edits, usage records) are short
-italic notes where they happened. System prompts are collapsed ``<details>`` blocks.
+A *turn* starts with what a person did: a user message, a shell command the user ran, or
+a summary (compaction or branch summary). It gets a heading at ``level`` with a preview
+of the prompt and its time, and an anchor (``turn-N``) the table of contents links to.
+What follows until the next turn (assistant responses, their tool calls with their
+results paired by call id, extension messages, tool results whose call is not in the
+same run) gets a heading one level below. Such a message with no turn open (at the start
+of a run) gets a turn heading of its own. Every heading is followed by a line with the
+entry's time and id. Headings inside message text are pushed below both (see
+:mod:`.escape`). Settings and bookmarks (model and thinking-level changes, labels,
+session names, context edits, usage records) are short italic notes where they
+happened. System prompts are collapsed ``<details>`` blocks.
 """
 
 from __future__ import annotations
@@ -105,6 +109,97 @@ def _note(text: str) -> str:
     return f"*{text}*\n"
 
 
+HUGE_TEXT_CHARS = 1 << 20
+"""Message text longer than this (1 Mi characters) is written as a fenced code block,
+not as Markdown: Markdown's block and inline parsers, the writer's and the checker's,
+take time and memory far beyond the text's size on such a text."""
+
+_HUGE_NOTE = _note("A very long text, shown as it is (not as Markdown):")
+
+PREVIEW_CHARS = 80
+"""A turn heading's preview of its prompt is cut at this many characters."""
+
+_WHEN_PARTS = re.compile(r"(\d{4}-\d\d-\d\d) (\d\d:\d\d)(?::\d\d)? (\S+)")
+
+
+def short_time(when_text: str, last_date: str | None) -> tuple[str, str | None]:
+    """A turn heading's time (minutes) from :func:`when`'s text, with the date only
+    when it differs from ``last_date``; and the date now current."""
+    m = _WHEN_PARTS.fullmatch(when_text)
+    if m is None:
+        return when_text, last_date  # (already Markdown: escaped by when())
+    date, time, zone = m.groups()
+    return (f"{time} {zone}" if date == last_date else f"{date} {time} {zone}"), date
+
+
+def preview(content: Content | None, fallback: str) -> str:
+    """The first line of a message's text, as heading text (escaped), cut at
+    :data:`PREVIEW_CHARS` with "..." (ASCII: a heading of plain ASCII or Latin-1 text
+    keeps the checker's buffer narrow, even beside a huge ASCII message). Only the start
+    of the text is read, so a huge message costs no more than a small one."""
+    for part in _parts(content):
+        if isinstance(part, Text) and part.text and not part.text.isspace():
+            head = esc.normalize_newlines(part.text[: PREVIEW_CHARS * 4])
+            line = esc.one_line(next((x for x in head.split("\n") if x.strip()), ""))
+            if not line:
+                continue  # (white space all through its start)
+            if len(line) > PREVIEW_CHARS:
+                line = line[: PREVIEW_CHARS - 3].rstrip() + "..."
+            return esc.inline(line)
+    return fallback
+
+
+def starts_turn(entry: Entry) -> bool:
+    """Whether ``entry`` starts a turn (see the module's docstring)."""
+    body = entry.body
+    if isinstance(body, MessageBody):
+        return isinstance(body.message, (UserMessage, ShellCommand, SummaryMessage))
+    return isinstance(body, _TURN_EVENTS)
+
+
+def turn_title(entry: Entry) -> str:
+    """What a turn heading says after its number: a preview of the prompt, the command,
+    or the kind of summary (Markdown, escaped)."""
+    body = entry.body
+    msg = body.message if isinstance(body, MessageBody) else None
+    if isinstance(msg, UserMessage):
+        return preview(msg.content, "User")
+    if isinstance(msg, ShellCommand):
+        command = (msg.command or "")[: PREVIEW_CHARS * 4]
+        return "Shell command " + esc.code_span(command, PREVIEW_CHARS) if command.strip() else "Shell command"
+    if isinstance(msg, SummaryMessage):
+        return "Branch summary" if msg.kind == "branch" else "Compaction summary"
+    if isinstance(body, Compaction):
+        return "Compaction"
+    if isinstance(body, BranchSummary):
+        return "Branch summary"
+    return "Turn"
+
+
+def who(entry: Entry) -> str:
+    """The heading text of a message that does not start a turn (an assistant response,
+    an extension message, a tool result with no call on the path; escaped Markdown)."""
+    msg = entry.message
+    if isinstance(msg, AssistantMessage):
+        model = msg.model
+        return f"Assistant ({esc.inline(model.model, 80)})" if model is not None and model.model else "Assistant"
+    if isinstance(msg, ToolResult):
+        return f"Tool result {esc.code_span(msg.tool_name or 'unknown tool', 80)}"
+    if isinstance(msg, ExtensionMessage):
+        hidden = " (hidden)" if msg.display is False else ""
+        return f"Extension message · {esc.inline(msg.extension_type or 'unnamed', 80)}{hidden}"
+    role = msg.role if isinstance(msg, UnknownMessage) else None
+    return f"Message with unknown role {esc.code_span(str(role), 80)}"
+
+
+def head_title(entry: Entry) -> str:
+    """What an entry's turn heading (and its line in the contents) says after the number."""
+    return turn_title(entry) if starts_turn(entry) else who(entry)
+
+
+_TURN_WHO = {UserMessage: "User", ShellCommand: "Shell command (user)"}
+
+
 _NO_RESULT = _note("No result recorded for this call.")
 
 BATCH_ENTRIES = 256
@@ -118,12 +213,16 @@ class Run:
     entries: Sequence[Entry]
     results: dict[tuple[int, int], Entry]  # (id of the calling entry, part index) -> result
     paired: set[int]  # ids of the result entries rendered under their call
-    turns: int
-    """The turn headings :meth:`Renderer.batches` will write: one per entry it renders
-    except system prompts and notes (model and level changes, labels, names, context
-    edits, usage records, extension state, unknown entries) and results rendered under
-    their call. The front matter states it before the body is rendered; the
-    writer compares it with the headings made."""
+    heads: list[Entry]
+    """The entries :meth:`Renderer.batches` will give a turn heading, in order: every
+    entry that starts a turn, and a message rendered with a heading (not a system
+    prompt, not a result rendered under its call) while no turn is open. Known before
+    the body is rendered: the front matter states their number and the table of
+    contents lists them; the writer compares the number with the headings made."""
+
+    @property
+    def turns(self) -> int:
+        return len(self.heads)
 
 
 _TURN_EVENTS = (Compaction, BranchSummary)
@@ -140,7 +239,10 @@ class Renderer:
         self.labels = labels
         self.turns = 0
         self.turn_of: dict[str, int] = {}  # entry id -> turn number, for notes that refer back
+        self.opened = False  # a turn is open in the run being rendered
+        self._date: str | None = None  # the date of the last turn heading
         self._hashes = "#" * level
+        self._sub = "#" * (level + 1)
         self._assistants: dict[str, str] = {}  # model name -> "Assistant (model)", escaped
 
     # ------------------------------------------------------------------ driver
@@ -156,7 +258,8 @@ class Renderer:
     def plan(self, entries: Sequence[Entry]) -> Run:
         """The run ``entries`` make (tool results paired with their calls), to count its
         turns before it is rendered and then render it."""
-        return Run(entries, *self._pair(entries))
+        results, paired, heads = self._pair(entries)
+        return Run(entries, results, paired, heads)
 
     def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[str]]:
         """The blocks of :meth:`render`, a list per ``size`` entries: the writer writes
@@ -164,6 +267,7 @@ class Renderer:
         all in memory. (Within a list, blocks are appended by every method below: cheaper
         than a chain of generators, which pays at every level for every block.)"""
         results, paired = run.results, run.paired
+        self.opened = False  # a run starts with no turn open
         out: list[str] = []
         report = self.report
         message = self._message
@@ -187,24 +291,32 @@ class Renderer:
         if out:
             yield out
 
-    def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int], int]:
+    def _pair(self, entries: Sequence[Entry]) -> tuple[dict[tuple[int, int], Entry], set[int], list[Entry]]:
         """Results by (id of the calling entry, part index); the set of paired result
-        entries; the turns (see :attr:`Run.turns`), counted in the same pass: a result
-        is paired or not when it is met. A result pairs with the earliest unanswered call
-        with its id before it."""
+        entries; the entries with a turn heading (see :attr:`Run.heads`), found in the
+        same pass: a result is paired or not when it is met. A result pairs with the
+        earliest unanswered call with its id before it."""
         open_calls: dict[str, deque[tuple[int, int]]] = {}
         results: dict[tuple[int, int], Entry] = {}
         paired: set[int] = set()
-        turns = 0
+        heads: list[Entry] = []
+        opened = False  # a turn is open: a message below it gets a lower heading
         for entry in entries:
             body = entry.body
             if not isinstance(body, MessageBody):
                 if isinstance(body, _TURN_EVENTS):
-                    turns += 1
+                    heads.append(entry)
+                    opened = True
                 continue
             msg = body.message
+            if isinstance(msg, (UserMessage, ShellCommand, SummaryMessage)):
+                heads.append(entry)
+                opened = True
+                continue
             if isinstance(msg, AssistantMessage):
-                turns += 1
+                if not opened:
+                    heads.append(entry)
+                    opened = True
                 content = msg.content
                 if isinstance(content, (tuple, list)):
                     for i, part in enumerate(content):
@@ -220,21 +332,38 @@ class Renderer:
                 if waiting:
                     results[waiting.popleft()] = entry
                     paired.add(id(entry))
-                else:
-                    turns += 1
-            elif not isinstance(msg, SystemMessage):
-                turns += 1
-        return results, paired, turns
+                elif not opened:
+                    heads.append(entry)
+                    opened = True
+            elif not isinstance(msg, SystemMessage) and not opened:
+                heads.append(entry)
+                opened = True
+        return results, paired, heads
 
-    def heading(self, entry: Entry, who: str) -> str:
-        """A turn heading: number, who (already escaped Markdown), time and entry id."""
+    def heading(self, entry: Entry, who: str, out: list[str]) -> None:
+        """The heading of a rendered message (``who``: escaped Markdown): a turn heading
+        for an entry that starts a turn, or any message while no turn is open; else a
+        heading one level below, in the open turn. Then the line with its time and id."""
+        time = when(entry)
+        meta = f"{time} · entry {esc.code_span(entry.id, 80)}" if time else f"entry {esc.code_span(entry.id, 80)}"
+        if self.opened and not starts_turn(entry):
+            self.turn_of[entry.id] = self.turns
+            out.append(f"{self._sub} {who}\n")
+            out.append(f"*{meta}*\n")
+            return
+        self.opened = True
         self.turns += 1
         turn = self.turns
         self.turn_of[entry.id] = turn
-        time = when(entry)
+        title = turn_title(entry) if starts_turn(entry) else who
         if time:
-            return f"{self._hashes} {turn}. {who} · {time} {esc.code_span(entry.id, 80)}\n"
-        return f"{self._hashes} {turn}. {who} {esc.code_span(entry.id, 80)}\n"
+            short, self._date = short_time(time, self._date)
+            out.append(f"{self._hashes} {turn}. {title} · {short}\n")
+        else:
+            out.append(f"{self._hashes} {turn}. {title}\n")
+        kind = _TURN_WHO.get(type(entry.message)) if entry.message is not None else None
+        lead = f"{kind} · " if kind else ""
+        out.append(f'<a id="turn-{turn}"></a>*{lead}{meta}*\n')
 
     def _ref(self, entry_id: str | None) -> str:
         if entry_id is None:
@@ -251,24 +380,47 @@ class Renderer:
         return "the start"
 
     def _text(self, text: str | None) -> str:
-        return esc.markdown(text, self.level) if text else ""
+        """Message text as Markdown with no trailing newline (see :meth:`_block`)."""
+        if not text:
+            return ""
+        if len(text) > HUGE_TEXT_CHARS:
+            return self._huge(text).rstrip("\n")
+        # headings in the text go below the turn's and the message's headings
+        return esc.markdown(text, self.level + 1)
+
+    def _block(self, text: str) -> str:
+        """Message text as a block ending in a newline, or "" when it shows nothing."""
+        if len(text) > HUGE_TEXT_CHARS:
+            return self._huge(text)  # (built in one piece: no copy to add the newline)
+        body = esc.markdown(text, self.level + 1)
+        return body + "\n" if body else ""
+
+    def _huge(self, text: str) -> str:
+        """A text too long to be read as Markdown (:data:`HUGE_TEXT_CHARS`), in a fenced
+        block: written and checked in time linear in its size, with one copy of it."""
+        self.report.add("text-as-code", None, f"{len(text):,} characters")
+        text = esc.normalize_newlines(text)
+        fence = esc.fence_for(text)
+        end = "" if text.endswith("\n") else "\n"
+        return f"{_HUGE_NOTE}\n{fence}text\n{text}{end}{fence}\n"
 
     def _content(self, content: Content | None, line: int) -> list[str]:
         """Text parts (joined, as one Markdown text) and images, in order."""
         blocks: list[str] = []
         if isinstance(content, str):
             if content:
-                body = self._text(content)
-                if body:
-                    blocks.append(body + "\n")
+                block = self._block(content)
+                if block:
+                    blocks.append(block)
             return blocks
         texts: list[str] = []
 
         def flush() -> None:
-            body = self._text("\n\n".join(texts))
-            if body:
-                blocks.append(body + "\n")
-            texts.clear()
+            if texts:
+                block = self._block("\n\n".join(texts))  # (one text: itself, no copy)
+                if block:
+                    blocks.append(block)
+                texts.clear()
 
         for part in _parts(content):
             if isinstance(part, Text):
@@ -297,12 +449,12 @@ class Renderer:
         if isinstance(msg, AssistantMessage):
             self._assistant(entry, msg, results, out)
         elif isinstance(msg, UserMessage):
-            out.append(self.heading(entry, "User"))
+            self.heading(entry, "User", out)
             blocks = self._content(msg.content, entry.origin.line)
             out.extend(blocks or [_note("Empty message.")])
         elif isinstance(msg, ToolResult):
             name = msg.tool_name or "unknown tool"
-            out.append(self.heading(entry, f"Tool result {esc.code_span(name, 80)}"))
+            self.heading(entry, f"Tool result {esc.code_span(name, 80)}", out)
             out.append(_note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here."))
             out.append(self._result(entry, msg, None))
         elif isinstance(msg, ShellCommand):
@@ -311,7 +463,7 @@ class Renderer:
             line = entry.origin.line
             kind = esc.inline(msg.extension_type or "unnamed", 80)
             hidden = " (hidden)" if msg.display is False else ""
-            out.append(self.heading(entry, f"Extension message · {kind}{hidden}"))
+            self.heading(entry, f"Extension message · {kind}{hidden}", out)
             if msg.display is False:
                 out.append(_note("Not displayed to the user; sent to the model."))
             if msg.details is not None:
@@ -319,14 +471,14 @@ class Renderer:
             out.extend(self._content(msg.content, line) or [_note("Empty message.")])
         elif isinstance(msg, SummaryMessage):
             kind = "Branch summary" if msg.kind == "branch" else "Compaction summary"
-            out.append(self.heading(entry, kind))
+            self.heading(entry, kind, out)
             out.append(self._summary(kind, msg.summary, msg.tokens_before, msg.from_id))
         elif isinstance(msg, SystemMessage):
             out.append(self._system(msg, entry.origin.line))
         else:
             role = msg.role if isinstance(msg, UnknownMessage) else None
             self.report.add("unknown-message", entry.origin.line, str(role))
-            out.append(self.heading(entry, f"Message with unknown role {esc.code_span(str(role), 80)}"))
+            self.heading(entry, f"Message with unknown role {esc.code_span(str(role), 80)}", out)
             value = msg.value if isinstance(msg, UnknownMessage) else repr(msg)
             out.append(_details(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json")))
 
@@ -339,15 +491,15 @@ class Renderer:
             who = self._assistants.get(model.model)
             if who is None:
                 who = self._assistants[model.model] = f"Assistant ({esc.inline(model.model, 80)})"
-            out.append(self.heading(entry, who))
+            self.heading(entry, who, out)
         else:
-            out.append(self.heading(entry, "Assistant"))
+            self.heading(entry, "Assistant", out)
         content = msg.content
         if isinstance(content, str):
             if content:
-                body = self._text(content)
-                if body:
-                    out.append(body + "\n")
+                block = self._block(content)
+                if block:
+                    out.append(block)
         elif isinstance(content, (tuple, list)):
             texts: list[str] = []
             key = id(entry)
@@ -359,10 +511,10 @@ class Renderer:
                         self.report.add("signatures", line)
                     continue
                 if texts:
-                    body = self._text("\n\n".join(texts))
+                    block = self._block("\n\n".join(texts))
                     texts.clear()
-                    if body:
-                        out.append(body + "\n")
+                    if block:
+                        out.append(block)
                 if isinstance(part, ToolCall):
                     self._call(part, results.get((key, i)), line, out)
                 elif isinstance(part, Reasoning):
@@ -372,9 +524,9 @@ class Renderer:
                 else:
                     out.append(self._unknown_part(part, line))
             if texts:
-                body = self._text("\n\n".join(texts))
-                if body:
-                    out.append(body + "\n")
+                block = self._block("\n\n".join(texts))
+                if block:
+                    out.append(block)
         stop = msg.stop_reason
         if stop == "error":
             out.append(_note("The response failed."))
@@ -447,10 +599,13 @@ class Renderer:
         if res.usage is not None:
             self.report.add("per-message-usage", line)
         body = "\n".join(blocks) if blocks else _note("Empty result.")  # (one block: no copy)
+        if res.is_error:
+            # shown, not folded away: a failed call is what a reader looks for
+            return f"**{esc.inline(label, 200)}:**\n\n{body}"
         return _details(esc.summary_text(label), body)
 
     def _shell(self, entry: Entry, msg: ShellCommand, out: list[str]) -> None:
-        out.append(self.heading(entry, "Shell command (user)"))
+        self.heading(entry, "Shell command (user)", out)
         out.append(esc.fenced(msg.command or "", "bash"))
         status = []
         if msg.cancelled:
@@ -526,14 +681,14 @@ class Renderer:
             else:
                 out.append(_note("Session name cleared."))
         elif isinstance(body, Compaction):
-            out.append(self.heading(entry, "Compaction"))
+            self.heading(entry, "Compaction", out)
             out.append(self._summary("Compaction summary", body.summary, body.tokens_before, None))
             if body.checkpoint is not None:
                 self.report.add("compaction-checkpoint", line)
             if body.details is not None:
                 self.report.add("summary-details", line)
         elif isinstance(body, BranchSummary):
-            out.append(self.heading(entry, "Branch summary"))
+            self.heading(entry, "Branch summary", out)
             out.append(self._summary("Branch summary", body.summary, None, body.from_id))
             if body.details is not None:
                 self.report.add("summary-details", line)

@@ -136,6 +136,10 @@ class Splitter:
                 char, length = self.fence
                 line, end = closer(buf, pos, limit, char, length)
                 if line < 0:
+                    # Every whole line before ``limit`` is read: the next piece is searched
+                    # from there, not from the fence again (a long block, fed a piece at
+                    # a time, was read again with every piece: time quadratic in its size).
+                    self.pos = limit
                     break
                 if line > self.content_start:
                     regions.append((self.content_start, line, FENCE_CONTENT))

@@ -2,9 +2,10 @@
 
 A segment is a chain of entries with no fork inside it. The *trunk* runs from the single
 root to the first entry with more than one child (it is empty when the file has several
-roots). Every child of a fork starts a branch segment; branches are numbered like
-sections ("1", "1.2", "1.2.1") in depth-first order, children in source order, so the
-same file always gives the same numbering.
+roots). Every child of a fork starts a branch segment; branches are numbered 1, 2, 3 …
+in depth-first order, children in source order, so the same file always gives the same
+numbering (a flat number: a nested "1.2.1" grows with the depth, and a deep tree would
+make headings as long as the tree is deep).
 """
 
 from __future__ import annotations
@@ -44,21 +45,22 @@ def segments(doc: Document) -> list[Segment]:
         trunk = Segment("", entries)
     else:
         trunk, forks = Segment("", []), roots
-    # Build the segment tree breadth-first (sessions can be deep: no recursion) ...
-    todo: list[tuple[Segment, list[Entry], str]] = [(trunk, forks, "")]
+    # Build the segment tree (sessions can be deep: no recursion) ...
+    todo: list[tuple[Segment, list[Entry]]] = [(trunk, forks)]
     while todo:
-        parent, kids, prefix = todo.pop()
-        for i, kid in enumerate(kids, 1):
-            number = f"{prefix}{i}"
+        parent, kids = todo.pop()
+        for kid in kids:
             entries, grand = _chain(doc, kid)
-            seg = Segment(number, entries, parent)
+            seg = Segment("", entries, parent)
             parent.children.append(seg)
-            todo.append((seg, grand, number + "."))
+            todo.append((seg, grand))
     # ... and list it depth-first, branch 1 and its sub-branches before branch 2.
     out: list[Segment] = []
     stack = [trunk]
     while stack:
         seg = stack.pop()
+        if seg is not trunk:
+            seg.number = str(len(out))  # the trunk is out[0]
         out.append(seg)
         stack.extend(reversed(seg.children))
     return out
@@ -78,18 +80,22 @@ def first_user_text(entries: list[Entry]) -> str | None:
     return None
 
 
-def branch_title(seg: Segment, labels: dict[str, str]) -> str:
-    """A branch is called by the first label on its entries, else by its first user text
-    (looked for in the sub-branches too, first branch first)."""
-    for entry in seg.entries:
-        label = labels.get(entry.id)
-        if label:
-            return label
-    todo = [seg]
-    while todo:
-        current = todo.pop(0)
-        text = first_user_text(current.entries)
-        if text:
-            return text
-        todo.extend(current.children)
-    return "(no user message)"
+def branch_titles(segs: list[Segment], labels: dict[str, str]) -> dict[int, str]:
+    """Each branch's title by ``id()`` of its segment: the first label on its entries,
+    else the first user text in it or, failing that, in its sub-branches (depth first,
+    branch 1 and its sub-branches before branch 2). One pass from the last segment
+    back, so the time is linear in the size of the tree."""
+    text_below: dict[int, str | None] = {}  # the first user text in a segment's subtree
+    for seg in reversed(segs):  # children come after their parent in ``segs``
+        text = first_user_text(seg.entries)
+        if text is None:
+            for child in seg.children:
+                text = text_below[id(child)]
+                if text is not None:
+                    break
+        text_below[id(seg)] = text
+    titles = {}
+    for seg in segs:
+        label = next((lab for e in seg.entries if (lab := labels.get(e.id))), None)
+        titles[id(seg)] = label or text_below[id(seg)] or "(no user message)"
+    return titles

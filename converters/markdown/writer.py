@@ -38,8 +38,8 @@ from piconv.ir import (
 from . import escape as esc
 from . import frontmatter
 from .images import Images
-from .render import Renderer, Run
-from .tree import Segment, branch_title, segments
+from .render import Renderer, Run, head_title, short_time, when
+from .tree import Segment, branch_titles, segments
 
 FLUSH_CHARS = 1 << 20
 """Blocks are joined and written in pieces of about this many characters."""
@@ -192,20 +192,26 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         level = 2
         if len(rendered) < len(doc.entries):
             report.add("other-branches", count=len(doc.entries) - len(rendered))
-    renderer = Renderer(report, images, level, doc.labels())
+    labels = doc.labels()
+    renderer = Renderer(report, images, level, labels)
     if all_branches:
         segs = segments(doc)
         runs = [renderer.plan(seg.entries) for seg in segs]
         turns = sum(run.turns for run in runs)
-        body = _tree(doc, segs, runs, renderer)
+        titles = branch_titles(segs, labels)
+        toc = _tree_contents(segs, runs, titles)
+        body = _tree(doc, segs, runs, renderer, titles)
     else:
         run = renderer.plan(rendered)
         turns = run.turns
+        toc = _contents(run.heads, 1)[0]
         body = renderer.batches(run)
     report.entries_written = len(rendered)
     fm_segments = len(segs) - (0 if segs[0].entries else 1) if all_branches else None
 
     head = _head(doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments)
+    if toc:
+        head += "\n" + toc
     if options.get("validate"):
         _write_checked(doc, out, report, head, body)
     else:
@@ -254,7 +260,7 @@ def _write_checked(doc: Document, out: IO[bytes], report: Report, head: str, bod
     stream = Stream(section=SECTION_CHARS)
     feed = stream.feed
 
-    def sink(text: str, data: bytes) -> None:
+    def sink(text: str) -> None:
         feed(text)
         if kept is not None:
             kept.append(text)
@@ -290,10 +296,54 @@ def tell(out: IO[bytes]) -> int | None:
         return None
 
 
-def _tree(doc: Document, segs: list[Segment], runs: list[Run], renderer: Renderer) -> Iterator[list[str]]:
+CONTENTS = "**Contents**\n"
+
+
+def _contents(heads: list[Entry], first: int, indent: str = "", date: str | None = None) -> tuple[str, str | None]:
+    """The table of contents: one line per turn heading, numbered as the turns (from
+    ``first``), linking to its anchor, with its time (the date where it changes from
+    ``date``); and the date of its last line."""
+    if not heads:
+        return "", date
+    lines = [CONTENTS, "\n"] if not indent else []
+    for n, entry in enumerate(heads, first):
+        title = head_title(entry)
+        time = when(entry)
+        if time:
+            short, date = short_time(time, date)
+            lines.append(f"{indent}{n}. [{title}](#turn-{n}) · {short}\n")
+        else:
+            lines.append(f"{indent}{n}. [{title}](#turn-{n})\n")
+    return "".join(lines), date
+
+
+def _tree_contents(segs: list[Segment], runs: list[Run], titles: dict[int, str]) -> str:
+    """The table of contents of the tree layout: each segment, its turns below it."""
+    lines = [CONTENTS, "\n"]
+    first = 1
+    date: str | None = None
+    for seg, run in zip(segs, runs, strict=True):
+        if seg is segs[0]:
+            if not seg.entries:
+                continue
+            lines.append("- Shared history\n")
+        else:
+            lines.append(f"- Branch {seg.number}: {esc.inline(titles[id(seg)], 80)}\n")
+        # A nested list under the item, its first number that of its first turn; after a
+        # blank line (a list that does not start at 1 cannot interrupt a paragraph).
+        nested, date = _contents(run.heads, first, "  ", date)
+        if nested:
+            lines.append("\n" + nested)
+        first += run.turns
+    return "".join(lines) if len(lines) > 2 else ""
+
+
+def _tree(
+    doc: Document, segs: list[Segment], runs: list[Run], renderer: Renderer, titles: dict[int, str]
+) -> Iterator[list[str]]:
     """The trunk once under "Shared history", then each branch under its own heading."""
-    labels = doc.labels()
     trunk = segs[0]
+    last_turn: dict[int, str] = {}  # id of a segment -> the reference to its last turn
     for seg, run in zip(segs, runs, strict=True):
         if seg is trunk:
             if not seg.entries:
@@ -302,26 +352,22 @@ def _tree(doc: Document, segs: list[Segment], runs: list[Run], renderer: Rendere
             if len(segs) > 1:
                 head.append(f"*The {len(segs) - 1} branches below continue from here.*\n")
         else:
-            title = esc.inline(branch_title(seg, labels), 80)
+            title = esc.inline(titles[id(seg)], 80)
             parent = seg.parent
             if parent is None or parent.last is None:
                 origin = "Starts at its own root."
             else:
-                # the turns of the segments before this one are rendered by now
-                origin = f"Continues from {renderer.last_turn(_lineage(parent))}."
+                # the parent is rendered by now; its reference was kept when it was
+                ref = last_turn.get(id(parent), "the start")
+                where = f" (branch {parent.number})" if parent.number else ""
+                origin = f"Continues from {ref}{where}."
             mark = " The session's current leaf is on this branch." if any(e.id == doc.leaf_id for e in seg.entries) else ""
             head = [f"## Branch {seg.number}: {title}\n", _note_line(origin + mark)]
         yield head
         yield from renderer.batches(run)
-
-
-def _lineage(seg: Segment) -> Iterator[Entry]:
-    """The entries from the end of ``seg`` back to the root, newest first (lazily: the
-    first turn found ends the walk)."""
-    current: Segment | None = seg
-    while current is not None:
-        yield from reversed(current.entries)
-        current = current.parent
+        ref = renderer.last_turn(reversed(seg.entries))
+        parent_ref = last_turn.get(id(seg.parent), "the start") if seg.parent is not None else "the start"
+        last_turn[id(seg)] = ref if ref != "the start" else parent_ref
 
 
 def _note_line(text: str) -> str:
@@ -329,7 +375,7 @@ def _note_line(text: str) -> str:
 
 
 def emit(
-    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str, bytes], None] | None = None
+    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str], None] | None = None
 ) -> None:
     """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
     pieces of about :data:`FLUSH_CHARS`, as the blocks come. Lone surrogates (from
@@ -338,8 +384,16 @@ def emit(
     pending: list[str] = [head]
     size = len(head)
     for blocks in body:
-        pending += blocks
         for block in blocks:
+            if len(block) >= FLUSH_CHARS:
+                # A block this large is written by itself, not copied into a joined piece:
+                # what is pending and the separator first, then the block.
+                pending.append("")
+                _write(out, report, "\n".join(pending), sink)
+                _write(out, report, block, sink)
+                pending, size = [""], 0
+                continue
+            pending.append(block)
             size += len(block)
         if size >= FLUSH_CHARS:
             _write(out, report, "\n".join(pending), sink)
@@ -350,14 +404,24 @@ def emit(
         _write(out, report, "\n".join(pending), sink)
 
 
-def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str, bytes], None] | None = None) -> None:
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        count = len(_SURROGATE.findall(text))
-        report.add("surrogates-replaced", count=count)
-        text = _SURROGATE.sub("\ufffd", text)
-        data = text.encode("utf-8")
-    out.write(data)
+def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None] | None = None) -> None:
+    if len(text) > FLUSH_CHARS:
+        # A large piece (one huge block) is encoded a slice at a time: its bytes are never
+        # all in memory beside the text. (Slices of a str encode independently.)
+        if _SURROGATE.search(text):
+            report.add("surrogates-replaced", count=len(_SURROGATE.findall(text)))
+            text = _SURROGATE.sub("\ufffd", text)
+        for start in range(0, len(text), FLUSH_CHARS):
+            out.write(text[start : start + FLUSH_CHARS].encode("utf-8"))
+    else:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            count = len(_SURROGATE.findall(text))
+            report.add("surrogates-replaced", count=count)
+            text = _SURROGATE.sub("\ufffd", text)
+            data = text.encode("utf-8")
+        out.write(data)
+        del data
     if sink is not None:
-        sink(text, data)
+        sink(text)

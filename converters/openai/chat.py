@@ -21,7 +21,7 @@ from piconv.ir import Image, Reasoning, SystemMessage, Text, ToolCall, UnknownPa
 
 from . import losses
 from .jsutil import js_stringify, js_trim, sanitize_surrogates, short_hash
-from .llm import LLMMessage
+from .llm import LLMMessage, kept_text
 from .tools import convert_tools, grammar_input_properties, grammar_tool_input
 from .transform import transform_messages
 
@@ -342,8 +342,12 @@ def convert_messages(
                     "content": _sanitize(result_text, tline, report),
                     "tool_call_id": tool_msg["toolCallId"],
                 }
-                if result_names and tool_msg.get("toolName"):
-                    tool_out["name"] = tool_msg["toolName"]
+                if result_names:
+                    name = tool_msg.get("toolName")
+                    if name is None:  # no string: its JSON text, reported
+                        name = kept_text(tool_msg.get("extra"), "toolName", tline, report)
+                    if name:
+                        tool_out["name"] = name
                 push(tool_out)
                 if has_images and supports_images:
                     report.add(losses.TOOL_IMAGES_MOVED, tline)

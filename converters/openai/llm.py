@@ -21,12 +21,13 @@ from piconv.ir import (
     SummaryMessage,
     SystemMessage,
     Text,
+    ToolCall,
     ToolResult,
     UserMessage,
 )
 
 from . import losses
-from .jsutil import js_number
+from .jsutil import js_number, js_stringify
 
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
@@ -65,6 +66,46 @@ def bash_execution_to_text(msg: ShellCommand) -> str:
     return text
 
 
+_ABSENT = object()
+
+
+def kept_text(extra: Any, key: str, line: int | None, report: Report) -> str | None:
+    """The JSON text of a member kept in ``extra`` because it is no string (``""`` for
+    ``null``; ``None`` when there is no such member), reported: the chat format takes
+    strings only there."""
+    value = extra.get(key, _ABSENT) if extra else _ABSENT
+    if value is _ABSENT:
+        return None
+    text = "" if value is None else js_stringify(value)  # null: as if absent
+    report.add(losses.VALUE_STRINGIFIED, line, f"{key}: {js_stringify(value)[:60]}")
+    return text
+
+
+def _text(value: str | None, extra: Any, key: str, line: int | None, report: Report) -> str:
+    """A member the request must hold as a string: as it is, the JSON text of a value of
+    another type, or (absent) the empty string; all but the first reported."""
+    if value is not None:
+        return value
+    kept = kept_text(extra, key, line, report)
+    if kept is None:
+        report.add(losses.VALUE_STRINGIFIED, line, f"{key}: absent")
+        return ""
+    return kept
+
+
+def _named_call(part: ToolCall, line: int | None, report: Report) -> ToolCall:
+    """A tool call whose id and name are strings, as the chat format requires."""
+    if part.call_id is not None and part.name is not None:
+        return part
+    from dataclasses import replace
+
+    return replace(
+        part,
+        call_id=_text(part.call_id, part.extra, "id", line, report),
+        name=_text(part.name, part.extra, "name", line, report),
+    )
+
+
 def _parts(content: Any, line: int | None, report: Report, *, strings_ok: bool) -> Any:
     """Content as pi-ai expects it: a list of parts (a string only where pi accepts one)."""
     if type(content) is tuple:
@@ -96,6 +137,8 @@ def convert_to_llm(
                 # pi throws on string content (content.flatMap); its evident meaning is one
                 # text part. Absent content is pi-ai's [] (transformMessages).
                 content = _parts(content, line, report, strings_ok=False)
+            else:
+                content = [_named_call(p, line, report) if type(p) is ToolCall else p for p in content]
             ref = m.model
             append(
                 {
@@ -112,8 +155,9 @@ def convert_to_llm(
             append(
                 {
                     "role": "toolResult",
-                    "toolCallId": m.call_id,
-                    "toolName": m.tool_name,
+                    "toolCallId": _text(m.call_id, m.extra, "toolCallId", line, report),
+                    "toolName": m.tool_name,  # sent only for some targets: see chat.py
+                    "extra": m.extra,
                     "content": _parts(m.content, line, report, strings_ok=False),
                     "isError": m.is_error,
                     "line": line,

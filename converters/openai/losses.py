@@ -36,3 +36,6 @@ SYNTHETIC_MESSAGE = "openai:synthetic-message"
 """An assistant bridge message the target's compat flags require was inserted."""
 SYSTEM_FOLDED = "openai:system-folded"
 """Later system messages folded into the leading one (target takes no mid-conversation system messages)."""
+VALUE_STRINGIFIED = "openai:value-stringified"
+"""A tool-call id or tool name that is no string in the session (a number, null, an object)
+sent as its JSON text, or absent and sent empty: the chat format takes only strings there."""

@@ -80,17 +80,46 @@ def _line(entry: ir.Entry) -> tuple[str, str] | None:
     return None
 
 
+def _left_out(entry: ir.Entry, report: Report) -> None:
+    """Records what a line leaves out of ``entry``: parts with no text in it (thinking,
+    images), a tool result's details, or the whole entry when it makes no line."""
+    line = entry.origin.line
+    message = entry.message
+    content = getattr(message, "content", None)
+    if isinstance(content, tuple):
+        for part in content:
+            if isinstance(part, ir.Reasoning):
+                report.add("thinking", line)
+            elif isinstance(part, ir.Image):
+                report.add("images", line)
+            elif isinstance(part, ir.UnknownPart):
+                report.add("unknown-part", line, str(part.type))
+    if isinstance(message, ir.ToolResult) and message.details is not None:
+        report.add("tool-details", line)
+
+
 def write_turns(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     width = options.get("width")
     width = 200 if width is None else int(width)
     written = 0
-    for entry in doc.path(options.get("leaf")):
+    path = doc.path(options.get("leaf"))
+    if len(path) < len(doc.entries):
+        report.add("other-branches", count=len(doc.entries) - len(path))
+    for entry in path:
         line = _line(entry)
         if line is None:
+            # not a turn (a system prompt, a setting, extension state): left out, by kind
+            kind = entry.message.role if entry.message is not None else entry.kind
+            report.add("entry-not-shown", entry.origin.line, str(kind))
             continue
+        _left_out(entry, report)
         who, text = line
         stamp = entry.timestamp or "-"
-        out.write(f"{stamp}  {who:<10} {_fold(text, width)}".rstrip().encode() + b"\n")
+        folded = _fold(text, 0)
+        if width and len(folded) > width:
+            report.add("text-cut", entry.origin.line)
+            folded = _fold(folded, width)
+        out.write(f"{stamp}  {who:<10} {folded}".rstrip().encode() + b"\n")
         written += 1
     report.entries_written = written
 

@@ -61,3 +61,18 @@ def test_control_characters_never_reach_the_output() -> None:
 def test_checker_rejects_a_broken_line() -> None:
     assert check_turns(b"no-two-spaces-here\n")
     assert check_turns(b"2026  user  ok") == ["last line: no newline at the end"]
+
+
+def test_the_report_counts_what_is_left_out() -> None:
+    doc = piconv.load(EXAMPLES / "branching.jsonl")
+    report = piconv.Report(format="turns")
+    out = io.BytesIO()
+    write_turns(doc, out, {"width": 20}, report)
+    written = out.getvalue().decode().count("\n")
+    path = doc.path()
+    assert report.entries_written == written
+    assert report.losses["other-branches"].count == len(doc.entries) - len(path)
+    # every entry of the path either made a line or is counted as not shown
+    assert written + report.losses["entry-not-shown"].count == len(path)
+    assert report.losses["text-cut"].count > 0
+    assert "nothing lost" not in report.summary()
