@@ -190,5 +190,6 @@ def register_converters(register: Any) -> None:
             mapping_doc="docs/formats/sqlite.md",
             aliases=("db",),
             archive=ARCHIVE,
+            takes_leaf=False,  # the database holds every branch
         )
     )
