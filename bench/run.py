@@ -1,6 +1,6 @@
 """piconv's speed where users are, measured end to end as a user runs it.
 
-    python bench/run.py [--runs 7] [--only startup,formats,export,large] [--python PY]
+    python bench/run.py [--runs 7] [--only startup,formats,read,export,large] [--python PY]
 
 Every figure is a whole ``piconv`` process. A ratio comes from paired runs (A, B, A, B, ...)
 taken one pair at a time and is the median of the pairs' ratios, so a machine whose speed
@@ -11,6 +11,10 @@ drifts during the run still gives a fair figure.
   corpus, 2.4 MB) and on a generated 2.7 MB session (bench/make_large.py), against the
   floor, ``python bench/floor.py FILE``, paired (goal: asf, openai, ir and pi within 2.5x
   the floor; markdown and html within 3.5x).
+- **read**: reading an ASF file against reading the same session as pi: ``piconv
+  inspect FILE.asf.jsonl`` paired with ``piconv inspect FILE.jsonl`` (the reader
+  detected, the IR built, a summary printed) on the two sessions of **formats**, the
+  ASF file written by piconv from the pi one (goal: within 2x).
 - **export**: ``--to html`` against ``pi --export`` on every corpus session of 100 KB or
   more (goal: at least 2x faster). Needs the pi oracle (``python tests/oracle/run.py
   --install``); pi rewrites an old session when it loads it, so it gets a fresh copy
@@ -133,6 +137,33 @@ def formats(python: str, runs: int, out: Path) -> list[dict[str, object]]:
     return rows
 
 
+def read(python: str, runs: int, out: Path) -> list[dict[str, object]]:
+    files = [
+        shared_dir() / "corpus" / "pi" / "badlogic__pi-mono__before-compaction.jsonl",
+        generated(2.5, "generated-2.5mb.jsonl"),
+    ]
+    rows = []
+    for source in files:
+        asf = out / f"{source.stem}.asf.jsonl"
+        subprocess.run(piconv(python, str(source), "--to", "asf", "-o", str(asf), "-q"), check=True)
+        m = paired(piconv(python, "inspect", str(asf)), piconv(python, "inspect", str(source)), runs)
+        rows.append(
+            {
+                "what": f"{source.name}: inspect as ASF / as pi",
+                "value": round(m["ratio"], 2),
+                "unit": "x reading pi",
+                "spread": f"{m['ratio_min']:.2f}-{m['ratio_max']:.2f}",
+                "asf_ms": round(m["a_s"] * 1000, 1),
+                "pi_ms": round(m["b_s"] * 1000, 1),
+                "asf_mb": round(asf.stat().st_size / 1e6, 1),
+                "pi_mb": round(source.stat().st_size / 1e6, 1),
+                "goal": "<= 2",
+                "ok": m["ratio"] <= 2,
+            }
+        )
+    return rows
+
+
 def pi_dir() -> Path | None:
     for candidate in (os.environ.get("PICONV_ORACLE_DIR"), Path.home() / ".cache" / "piconv-oracle"):
         if candidate and (Path(candidate) / PI_CLI).is_file() and (Path(candidate) / NODE).is_file():
@@ -204,7 +235,7 @@ def show(title: str, rows: list[dict[str, object]]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--only", default="startup,formats,export,large")
+    parser.add_argument("--only", default="startup,formats,read,export,large")
     parser.add_argument("--python", default=sys.executable, help="the interpreter piconv is installed for")
     parser.add_argument("--baseline", help="with large: another installation's interpreter to pair against")
     parser.add_argument("--no-record", action="store_true")
@@ -214,6 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sections = {
         "startup": lambda: startup(args.python, args.runs),
         "formats": lambda: formats(args.python, args.runs, out),
+        "read": lambda: read(args.python, args.runs, out),
         "export": lambda: export(args.python, args.runs, out),
         "large": lambda: large(args.python, max(1, args.runs // 3), out, args.baseline),
     }

@@ -25,6 +25,10 @@ _EXPORTS = {
     "format_for_path": "api",
     "formats": "api",
     "get_format": "api",
+    "input_formats": "api",
+    "get_input_format": "api",
+    "detect": "api",
+    "Reader": "readers",
     "plugins": "api",
     "plugin_failures": "api",
     "context_as_pi": "api",
@@ -50,9 +54,12 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .api import context_as_pi as context_as_pi
     from .api import convert as convert
     from .api import convert_to_bytes as convert_to_bytes
+    from .api import detect as detect
     from .api import format_for_path as format_for_path
     from .api import formats as formats
     from .api import get_format as get_format
+    from .api import get_input_format as get_input_format
+    from .api import input_formats as input_formats
     from .api import load as load
     from .api import plugin_failures as plugin_failures
     from .api import plugins as plugins
@@ -66,6 +73,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl
     from .output import write_into_folder as write_into_folder
+    from .readers import Reader as Reader
     from .registry import Converter as Converter
     from .registry import Option as Option
     from .registry import PluginWarning as PluginWarning

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from .report import Report
 
 if TYPE_CHECKING:
     from .plugins import PluginInfo
+    from .readers import Reader
 
 Source = str | os.PathLike[str] | bytes | BinaryIO
 
@@ -39,36 +41,114 @@ def _open(source: Source) -> tuple[BinaryIO | bytes, str]:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
-def load(source: Source, *, recover_glued: bool = False) -> Document:
-    """Read a pi session (a path, ``"-"`` for stdin, bytes or a binary stream) into the IR.
+def load(source: Source, *, recover_glued: bool = False, reader: str | None = None) -> Document:
+    """Read a session (a path, ``"-"`` for stdin, bytes or a binary stream) into the IR.
 
-    Never raises on bad lines: they become :attr:`Document.issues`. Raises
-    :class:`InputError` when the input cannot be read or is no pi session at all.
+    ``reader`` names the input format (``"pi"``, ``"asf"``, a plugin's); without it the
+    format is detected from the first bytes (:func:`detect`). Never raises on bad lines:
+    they become :attr:`Document.issues`. Raises :class:`InputError` when the input cannot
+    be read, no reader recognises it, or it is not the format named.
     """
+    return load_detected(source, recover_glued, reader)[0]
+
+
+def load_detected(source: Source, recover_glued: bool = False, reader: str | None = None) -> tuple[Document, Reader]:
+    """As :func:`load`, with the reader that read the input."""
     stream, name = _open(source)
-    with collector_paused():
-        return _load(stream, name, source, recover_glued)
-
-
-def _load(stream: BinaryIO | bytes, name: str, source: Source, recover_glued: bool) -> Document:
-    from .reader import iter_lines
-    from .session import NotASession, stream_document
-
-    source_path = None if name.startswith("<") else name
-    problems: list[Any] = []
     try:
-        return stream_document(iter_lines(stream, recover_glued=recover_glued), source_path, problems)
-    except NotASession as exc:
-        if exc.lines_read == 0:
-            raise InputError("empty file: not a pi session", path=name) from None
-        first = problems[0] if problems else None
-        why = f" (line {first.line}: {first.message})" if first else ""
-        raise InputError(f"not a pi session: no session header and no session entries{why}", path=name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
+        with collector_paused():
+            chosen, stream = _choose(stream, name, reader)
+            return _read(chosen, stream, name, recover_glued), chosen
     finally:
         if stream is not sys.stdin.buffer and hasattr(stream, "close") and not hasattr(source, "read"):
-            stream.close()
+            stream.close()  # type: ignore[union-attr]
+
+
+def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bool) -> Document:
+    source_path = None if name.startswith("<") else name
+    if isinstance(stream, (bytes, bytearray)):
+        stream = io.BytesIO(stream)
+    try:
+        doc = chosen.read(stream, {"source_path": source_path, "recover_glued": recover_glued})  # type: ignore[arg-type]
+    except InputError as exc:
+        if exc.path is None:
+            raise InputError(str(exc), path=name) from None
+        raise
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
+    if doc.context_builder is None and chosen.context is not None:
+        object.__setattr__(doc, "context_builder", chosen.context)  # the reader's harness rule
+    return doc
+
+
+def _head(stream: BinaryIO | bytes) -> tuple[bytes, BinaryIO | bytes]:
+    """The first bytes of ``stream`` and the stream to read from the start: a file is
+    read and rewound; what cannot be rewound (a pipe, stdin) gets the bytes read put back
+    in front of the rest."""
+    from .readers import HEAD_SIZE, rewound
+
+    if isinstance(stream, (bytes, bytearray)):
+        return bytes(stream[:HEAD_SIZE]), stream
+    try:
+        if stream.seekable():
+            start = stream.tell()
+            head = stream.read(HEAD_SIZE)
+            stream.seek(start)
+            return head, stream
+    except (OSError, ValueError):
+        pass
+    head = b""
+    while len(head) < HEAD_SIZE:  # a pipe gives what it has: read until the head is whole or the input ends
+        more = stream.read(HEAD_SIZE - len(head))
+        if not more:
+            return head, head
+        head += more
+    return head, rewound(head, stream)
+
+
+def _choose(stream: BinaryIO | bytes, name: str, reader: str | None) -> tuple[Reader, BinaryIO | bytes]:
+    registry = get_registry()
+    if reader is not None:
+        return registry.reader(reader), stream
+    try:
+        head, stream = _head(stream)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
+    from .readers import choose
+
+    # The built-in readers first: the installed plugins are loaded (and their readers
+    # asked) only for an input no built-in reader recognises.
+    builtin = registry.readers(third_party=False)
+    try:
+        return choose(builtin, head, name, registry.fail), stream
+    except InputError:
+        everything = registry.readers()
+        if len(everything) == len(builtin):
+            raise
+        return choose(everything, head, name, registry.fail), stream
+
+
+def detect(source: Source) -> Reader:
+    """The reader piconv would pick for ``source`` (a path, bytes or a binary stream,
+    read from its start and rewound when it can be): the one whose ``detect`` is most
+    confident. :class:`InputError` when none recognises it, or two claim it equally."""
+    stream, name = _open(source)
+    try:
+        return _choose(stream, name, None)[0]
+    finally:
+        if hasattr(stream, "close") and not hasattr(source, "read") and stream is not sys.stdin.buffer:
+            stream.close()  # type: ignore[union-attr]
+
+
+def input_formats() -> list[Reader]:
+    """Every registered input format, built-in and from plugins."""
+    return get_registry().readers()
+
+
+def get_input_format(name: str) -> Reader:
+    """The input format called ``name`` or one of its aliases (case-insensitive); raises
+    :class:`PluginError` naming the known ones."""
+    return get_registry().reader(name)
 
 
 def formats() -> list[Converter]:
@@ -108,8 +188,12 @@ def convert(
     *,
     validate: bool = True,
     recover_glued: bool = False,
+    reader: str | None = None,
 ) -> Report:
     """Write ``document`` (or the session at a path, or its bytes) as format ``to`` into ``out``.
+
+    A path or bytes is read by the reader called ``reader``, or the one :func:`detect`
+    picks.
 
     With ``validate`` the output is checked with the format's schema or checker before it
     is released: a failure raises :class:`ValidationFailed` and nothing reaches ``out``.
@@ -138,7 +222,7 @@ def convert(
         if not converter.takes_leaf:
             raise UsageError(f"--to {converter.name} writes the whole tree; --leaf does not apply to it")
         if not isinstance(document, Document):
-            document = load(document, recover_glued=recover_glued)  # a leaf is named in the whole tree
+            document = load(document, recover_glued=recover_glued, reader=reader)  # a leaf is named in the whole tree
         opts["leaf"] = resolve_leaf(document, str(opts["leaf"]))
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
     opts.setdefault("output_path", target if isinstance(target, str) else None)
@@ -148,11 +232,16 @@ def convert(
     if doc is not None and doc.session.source_path:
         inputs.append(doc.session.source_path)
     streamable = doc is None and converter.write_stream is not None and _rereadable(document)
+    if streamable:  # a session read entry by entry is a pi session: other inputs are read whole
+        from . import pireader
+
+        chosen = get_registry().reader(reader) if reader is not None else detect(document)  # type: ignore[arg-type]
+        streamable = chosen.read is pireader.read
     with collector_paused(), output_to(target, inputs=inputs) as sink:
         report = _write_streaming(converter, document, sink, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
         if report is None:
             if doc is None:
-                doc = load(document, recover_glued=recover_glued)  # type: ignore[arg-type]
+                doc = load(document, recover_glued=recover_glued, reader=reader)  # type: ignore[arg-type]
             report = new_report(converter, doc)
             converter.write(doc, sink, opts, report)
         if validate and converter.check is not None and not converter.checks_while_writing:
@@ -175,6 +264,7 @@ def convert_to_bytes(
     *,
     validate: bool = True,
     recover_glued: bool = False,
+    reader: str | None = None,
 ) -> bytes:
     """The output of :func:`convert` as bytes, for a caller that keeps it in memory
     (a web handler, a test). The loss report is not returned: call :func:`convert` with
@@ -184,7 +274,7 @@ def convert_to_bytes(
     import io
 
     buffer = io.BytesIO()
-    convert(document, to, buffer, options, validate=validate, recover_glued=recover_glued)
+    convert(document, to, buffer, options, validate=validate, recover_glued=recover_glued, reader=reader)
     return buffer.getvalue()
 
 

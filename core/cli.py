@@ -24,19 +24,21 @@ DESCRIPTION = """\
 Convert pi coding-agent session files (JSONL) into other formats.
 
   piconv SESSION.jsonl --to FORMAT [-o OUT]     convert one session ('-' reads stdin)
+  piconv FILE --from FORMAT --to FORMAT         name the input format (default: detected)
   piconv SESSIONS_DIR --to FORMAT -o OUTDIR     convert every session below a directory
   piconv inspect SESSION.jsonl [--json] [--context [--leaf ID]]
   piconv validate FILE --format FORMAT          check a file against a format's schema
   piconv search QUERY [ARCHIVE]                 full-text search of a --to sqlite archive
   piconv --list-formats | --list-plugins
 
-Formats come from plugins; `piconv --list-formats` shows them and
-`piconv --help-format NAME` shows a format's own options.
+Formats come from plugins; `piconv --list-formats` shows the input formats (readers) and
+the output formats (writers), and `piconv --help-format NAME` shows a format's own options.
 """
 
 EPILOG = """examples:
   piconv session.jsonl --to markdown -o session.md
   piconv session.jsonl --to openai --leaf 3f2a9c1d
+  piconv session.asf.jsonl --to markdown         (an ASF file: the reader is detected)
   piconv ~/.pi/agent/sessions --to html --to markdown -o archive/ --jobs 4
   piconv --to html --to sqlite -o archive/ --since 2026-01   (no input: pi's session directory)
   piconv search 'NEAR(sqlite index, 5)' archive/ --role assistant
@@ -45,7 +47,7 @@ exit codes:
   0  done (problems in the input are reported, not fatal)
   1  a directory run in which some sessions failed (the others are written)
   2  usage
-  3  unreadable input
+  3  unreadable input, or no reader recognises it (name one with --from)
   4  unknown format or plugin error
   5  the output failed validation
   6  the output cannot be written where asked
@@ -93,6 +95,13 @@ def _main_parser() -> _Parser:
     )
     p.add_argument("--to", "-t", dest="to", action="append", metavar="FORMAT", help="output format (repeatable for a directory)")
     p.add_argument(
+        "--from",
+        "-f",
+        dest="from_",
+        metavar="FORMAT",
+        help="input format (default: detected from the first bytes; see --list-formats)",
+    )
+    p.add_argument(
         "-o",
         "--output",
         metavar="PATH",
@@ -109,7 +118,7 @@ def _main_parser() -> _Parser:
     p.add_argument("--recover-glued", action="store_true", help="recover both objects of two JSON objects glued on one line")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line or progress on stderr")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.add_argument("--list-formats", action="store_true", help="list the registered formats")
+    p.add_argument("--list-formats", action="store_true", help="list the input formats (readers) and output formats (writers)")
     p.add_argument("--list-plugins", action="store_true", help="list the loaded plugins and their hooks")
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
@@ -274,6 +283,8 @@ def _convert(args: list[str]) -> int:
     if not ns.to:
         raise UsageError("no output format given: add --to FORMAT, or -o FILE with a format's extension (see piconv --list-formats)")
     if ns.input != "-" and os.path.isdir(ns.input):
+        if ns.from_ is not None:
+            raise UsageError("--from applies to one input; each file of a directory is detected on its own")
         from .bulk.cli import run_directory
 
         return run_directory(ns, dests)
@@ -316,9 +327,11 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     options["leaf"] = ns.leaf
     source: Any = ns.input  # a format that writes as it reads converts straight from the file
     if converter.write_stream is None or ns.input == "-" or ns.leaf is not None:
-        source = load(ns.input, recover_glued=ns.recover_glued)  # (convert() resolves the leaf's name)
+        source = load(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)  # (convert() resolves the leaf's name)
     out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
-    report = convert(source, converter.name, out, options, validate=not ns.no_validate, recover_glued=ns.recover_glued)
+    report = convert(
+        source, converter.name, out, options, validate=not ns.no_validate, recover_glued=ns.recover_glued, reader=ns.from_
+    )
     if ns.report:
         from .jsonio import dumps
 
@@ -348,10 +361,24 @@ def _help_format(name: str) -> int:
 
 
 def _list_formats(as_json: bool) -> int:
-    from .api import formats
+    from .api import formats, input_formats
     from .docpath import locate
 
-    rows = [
+    inputs = [
+        {
+            "name": r.name,
+            "aliases": list(r.aliases),
+            "extensions": list(r.extensions),
+            "summary": r.summary,
+            "plugin": r.plugin,
+            "distribution": r.distribution,
+            "version": r.version,
+            "mapping_doc": r.mapping_doc,
+            "mapping_doc_path": locate(r.mapping_doc),
+        }
+        for r in input_formats()
+    ]
+    outputs = [
         {
             "name": c.name,
             "aliases": list(c.aliases),
@@ -370,12 +397,15 @@ def _list_formats(as_json: bool) -> int:
     if as_json:
         from .jsonio import dumps
 
-        sys.stdout.buffer.write(dumps(rows, indent=True) + b"\n")
+        sys.stdout.buffer.write(dumps({"input": inputs, "output": outputs}, indent=True) + b"\n")
         return 0
-    for r in rows:
-        alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
-        print(f"{r['name']}{alias}  {r['extension']}  {r['summary']}")
-        print(f"    from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}")
+    for title, rows, ext in (("input formats (--from)", inputs, "extensions"), ("output formats (--to)", outputs, "extension")):
+        print(f"{title}:")
+        for r in rows:
+            alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
+            shown = ", ".join(r[ext]) if isinstance(r[ext], list) else r[ext]
+            print(f"  {r['name']}{alias}  {shown}  {r['summary']}")
+            print(f"      from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}")
     return 0
 
 
@@ -407,6 +437,7 @@ def _subcommand(name: str, args: list[str]) -> int:
     if name == "inspect":
         p = _Parser(prog="piconv inspect", description="Show what a session file holds, or its model-visible context.")
         p.add_argument("input", help="session file or '-'")
+        p.add_argument("--from", "-f", dest="from_", metavar="FORMAT", help="input format (default: detected)")
         p.add_argument("--json", action="store_true", help="as JSON")
         p.add_argument("--context", action="store_true", help="print the model-visible context as pi builds it")
         p.add_argument("--leaf", metavar="ID", help="with --context: at this entry instead of the leaf")
@@ -424,10 +455,10 @@ def _subcommand(name: str, args: list[str]) -> int:
 
 def _inspect(ns: argparse.Namespace) -> int:
     _one_shot()
-    from .api import load
+    from .api import load_detected
     from .jsonio import dumps
 
-    doc = load(ns.input, recover_glued=ns.recover_glued)
+    doc, reader = load_detected(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
     if ns.context:
         from .api import context_as_pi
         from .leaf import resolve_leaf
@@ -438,7 +469,7 @@ def _inspect(ns: argparse.Namespace) -> int:
         return 0
     from .inspect import render_text, summarize
 
-    info = summarize(doc)
+    info = {"reader": reader.name, **summarize(doc)}
     if ns.json:
         sys.stdout.buffer.write(dumps(info, indent=True) + b"\n")
     else:

@@ -13,13 +13,15 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from .readers import Reader
     from .registry import Converter
 
-PLUGIN_API_VERSION = 1
+PLUGIN_API_VERSION = 2
 """The version of the plugin interface (these hooks and the objects they pass). A plugin
 that needs a newer interface declares ``PICONV_PLUGIN_API = N`` at module level and is
 skipped, with a message, by a piconv whose version is lower; one that declares nothing is
-taken to need version 1."""
+taken to need version 1. Version 2 added ``register_readers`` and :class:`piconv.Reader`;
+nothing of version 1 changed, so a version 1 plugin works unchanged."""
 
 hookspec = pluggy.HookspecMarker("piconv")
 hookimpl = pluggy.HookimplMarker("piconv")
@@ -31,4 +33,13 @@ def register_converters(register: Callable[[Converter], None]) -> None:
 
     ``converter`` is a :class:`piconv.Converter`. A name (or alias) already taken by
     another plugin is reported and that converter skipped; the first one keeps the name.
+    """
+
+
+@hookspec
+def register_readers(register: Callable[[Reader], None]) -> None:
+    """Register input formats: call ``register(reader)`` once per format.
+
+    ``reader`` is a :class:`piconv.Reader`. A name (or alias) already taken by another
+    plugin is reported and that reader skipped; the first one keeps the name.
     """

@@ -60,6 +60,11 @@ def totals(doc: Document) -> dict[str, Any]:
     return {"tokens": tokens, "cost": round(cost, 10)}
 
 
+def _model_name(provider: str | None, model: str | None) -> str:
+    """``provider/model``; the model alone where the input names no provider (ASF)."""
+    return f"{provider}/{model}" if provider is not None or model is None else model
+
+
 def summarize(doc: Document) -> dict[str, Any]:
     types: Counter[str] = Counter()
     roles: Counter[str] = Counter()
@@ -74,9 +79,9 @@ def summarize(doc: Document) -> dict[str, Any]:
             role = message.role if type(message) is not UnknownMessage else (message.role or "(none)")
             roles[str(role)] += 1
             if type(message) is AssistantMessage and message.model is not None:
-                models[f"{message.model.provider}/{message.model.model}"] += 1
+                models[_model_name(message.model.provider, message.model.model)] += 1
         elif type(body) is ModelChange:
-            models.setdefault(f"{body.provider}/{body.model}", 0)
+            models.setdefault(_model_name(body.provider, body.model), 0)
         elif type(body) is ReasoningLevelChange and body.level is not None and body.level not in levels:
             levels.append(body.level)
         elif type(body) is Compaction:
@@ -123,6 +128,8 @@ def render_text(info: dict[str, Any]) -> str:
         lines.append(f"{label + ':':<16}{value}")
 
     row("file", info["file"] or "-")
+    if "reader" in info:
+        row("format", info["reader"])
     row("session", info["session_id"] or "-")
     if info["name"]:
         row("name", info["name"])

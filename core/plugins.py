@@ -32,6 +32,7 @@ distribution names (empty: none); unset loads them all. Built-in formats always 
 BUILTIN_PLUGINS = (
     "piconv.irformat",
     "piconv.piwrite",
+    "piconv.pireader",
     "piconv.converters.asf",
     "piconv.converters.openai",
     "piconv.converters.markdown",

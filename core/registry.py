@@ -20,6 +20,7 @@ from .records import Frozen, frozen
 if TYPE_CHECKING:
     from .ir import Document
     from .plugins import PluginInfo
+    from .readers import Reader
     from .report import Report
     from .stream import SessionStream
 
@@ -159,6 +160,26 @@ class Registry:
         self._plugins = PluginSet(self.fail)
         self._third_party_pending = third_party_pending
         self._pending: list[Converter] = []
+        from .readers import ReaderTable
+
+        self.input = ReaderTable(self._plugins, self.fail)
+        """The input formats (``register_readers``)."""
+
+    def reader(self, name: str) -> Reader:
+        """The input format called ``name`` (or one of its aliases), case-insensitive."""
+        found = self.input.find(name)
+        if found is None and self._load_third_party():
+            found = self.input.find(name)
+        if found is None:
+            raise self.input.unknown(name)
+        return found
+
+    def readers(self, *, third_party: bool = True) -> list[Reader]:
+        """Every registered input format, by name (without ``third_party``: those
+        registered so far, the installed plugins not loaded for them)."""
+        if third_party:
+            self._load_third_party()
+        return self.input.all()
 
     @property
     def plugins(self) -> list[PluginInfo]:
@@ -229,8 +250,11 @@ class Registry:
 
         added = load_third_party(self._plugins, self.fail)
         if added:
-            self._plugins.only(added).register_converters(register=self.register)
+            relay = self._plugins.only(added)
+            relay.register_converters(register=self.register)
             self.settle()
+            relay.register_readers(register=self.input.register)
+            self.input.settle()
         return bool(added)
 
 
@@ -248,6 +272,8 @@ def build_registry(extra_plugins: tuple[object, ...] = (), *, third_party: bool 
         plugins.add(plugin, Origin(name, "-", "-"), builtin=False)
     plugins.manager.hook.register_converters(register=registry.register)
     registry.settle()
+    plugins.manager.hook.register_readers(register=registry.input.register)
+    registry.input.settle()
     return registry
 
 

@@ -5,13 +5,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import piconv
 import pytest
 from conftest import SHARED
-from piconv.converters.asf.context import load
+from piconv.converters.asf.context import AsfFile
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = SHARED / "reference" / "asf" / "examples"
 EXPECTED = json.loads((ROOT / "tests" / "data" / "asf" / "context" / "expected.json").read_text())
+
+
+def load(path: Path) -> AsfFile:
+    """The file as the asf reader keeps it for RFC 0001's context algorithm."""
+    return piconv.load(path).context_builder.asf  # type: ignore[union-attr]
+
+
 CASES = [(name, leaf) for name, leaves in EXPECTED.items() for leaf in leaves]
 
 

@@ -1,4 +1,4 @@
-"""pi → ASF → RFC 0001 context at every leaf gives pi's own context at that leaf.
+"""pi → ASF → the asf reader → RFC 0001 context at every leaf gives pi's own context at that leaf.
 
 Compared per leaf: the conversation turns in order (user text and images, assistant
 text, reasoning, tool calls with their arguments, tool outputs, summaries, shell
@@ -16,12 +16,19 @@ import orjson
 import pytest
 from conftest import SHARED
 from piconv import ir
-from piconv.converters.asf.context import load as load_asf
+from piconv.converters.asf.context import AsfFile
 from piconv.converters.asf.validate import validate_asf
 from piconv.converters.asf.writer import write_asf
 from piconv.report import Report
 
 CORPUS = sorted([*SHARED.glob("corpus/pi/*.jsonl"), *SHARED.glob("corpus/pi-generated/*.jsonl")])
+
+
+def load_asf(data: bytes) -> AsfFile:
+    """The file as the asf reader keeps it for RFC 0001's context algorithm."""
+    import piconv
+
+    return piconv.load(data, reader="asf").context_builder.asf  # type: ignore[union-attr]
 
 
 def load_pi(path: Path) -> ir.Document:

@@ -143,15 +143,15 @@ def test_one_read_per_session_for_several_formats(tmp_path: Path, monkeypatch: p
     src, out = tmp_path / "s", tmp_path / "o"
     files = make_tree(src)
     calls: list[object] = []
-    real_load = api.load
+    real_load = api.load_detected
 
-    def spy(source: object, **kw: object) -> object:
+    def spy(source: object, *args: object, **kw: object) -> object:
         # Only loads of an input count: pi's own checker loads its *output* to validate it.
         if str(getattr(source, "name", source)).startswith(str(src)):
             calls.append(source)
-        return real_load(source, **kw)  # type: ignore[arg-type]
+        return real_load(source, *args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(api, "load", spy)
+    monkeypatch.setattr(api, "load_detected", spy)
     opened: list[str] = []
     from piconv.bulk import worker
 

@@ -9,6 +9,7 @@ import pytest
 from conftest import REPO
 from piconv import hookspecs
 from piconv.problems import PROBLEM_CODES
+from piconv.readers import Reader
 from piconv.registry import Converter, build_registry
 
 PLUGINS_DOC = (REPO / "docs" / "plugins.md").read_text()
@@ -31,6 +32,19 @@ def test_every_hook_is_documented_with_its_full_signature(hook: str) -> None:
 @pytest.mark.parametrize("field", [f for f in Converter.__dataclass_fields__ if f not in ("plugin", "distribution", "version")])
 def test_every_converter_field_is_documented(field: str) -> None:
     assert f"| `{field}` |" in PLUGINS_DOC
+
+
+@pytest.mark.parametrize("field", [f for f in Reader.__dataclass_fields__ if f not in ("plugin", "distribution", "version")])
+def test_every_reader_field_is_documented(field: str) -> None:
+    table = PLUGINS_DOC.split("## The Reader declaration", 1)[1].split("\n## ", 1)[0]
+    assert f"| `{field}` |" in table
+
+
+def test_every_reader_has_its_mapping_document() -> None:
+    readers = build_registry(third_party=False).readers(third_party=False)
+    assert {"pi", "asf"} <= {r.name for r in readers}
+    for reader in readers:
+        assert (REPO / reader.mapping_doc).is_file(), f"{reader.name}: {reader.mapping_doc} missing"
 
 
 def test_every_problem_code_is_documented() -> None:

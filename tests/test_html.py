@@ -230,6 +230,61 @@ def test_leaf_path_open_other_branches_closed() -> None:
     assert f'src="data:image/png;base64,{PNG}"' in html
 
 
+def _overview_lines(html: str) -> dict[str, tuple[set[str], str]]:
+    tree = html[html.index('<details class="overview"') : html.index('<main id="transcript">')]
+    return {
+        m.group(2): (set(m.group(1).split()), m.group(3))
+        for m in re.finditer(r'<li class="([^"]*)"><a href="#([^"]+)">(.*?)</a></li>', tree)
+    }
+
+
+def test_tree_overview_lists_every_entry_with_its_kind_and_the_open_path() -> None:
+    html = render(_sample())
+    lines = _overview_lines(html)
+    assert set(lines) == {anchor(e) for e in ("u1", "a1", "r1", "r2", "r3", "r4", "u2", "u3", "l1")}
+    cls = {k: v[0] for k, v in lines.items()}
+    assert {"k-user", "cur", "lab"} <= cls[anchor("u1")]  # labelled "start" by l1
+    assert '<span class="label">start</span>' in lines[anchor("u1")][1]
+    assert "k-asst" in cls[anchor("a1")] and "quiet" not in cls[anchor("a1")]  # it has text
+    assert "k-tool" in cls[anchor("r1")] and "err" in cls[anchor("r1")]
+    assert "read: src/x.py" in lines[anchor("r2")][1]  # a result is named by its call
+    assert "k-set" in cls[anchor("l1")] and {"cur", "leaf"} <= cls[anchor("l1")]
+    assert "cur" not in cls[anchor("u2")]  # the other branch
+    assert "2 branches" in lines[anchor("r4")][1]
+    # Session text is escaped in the overview like everywhere else.
+    assert "Fix &lt;b&gt;it&lt;/b&gt; please" in lines[anchor("u1")][1]
+    # Branch u2 and branch u3 are nested lists below the fork, in file order.
+    tree = html[html.index('<details class="overview"') : html.index('<main id="transcript">')]
+    fork = tree.index('<li class="ov-fork">')
+    assert tree.index(anchor("r4")) < fork < tree.index(anchor("u2")) < tree.index(anchor("u3"))
+    # The controls need the script: they start hidden.
+    assert '<div class="ov-tools" id="ov-tools" hidden>' in tree
+    assert '<div id="controls" class="controls" hidden>' in html
+
+
+def test_tree_overview_previews_are_short_whatever_the_text() -> None:
+    doc = doc_of(
+        E("u", None, UserMessage(content="word " * 200_000)),
+        E("a", "u", AssistantMessage(content=(ToolCall(call_id="c", name="bash", arguments={}),))),
+    )
+    lines = _overview_lines(render(doc))
+    assert len(lines[anchor("u")][1]) < 200
+    assert "quiet" in lines[anchor("a")][0] and "calls bash" in lines[anchor("a")][1]
+
+
+def test_branch_ends_are_named_without_a_walk_per_end() -> None:
+    # Every end is below the one user message: each is named by it, in one pass.
+    entries = [E("u", None, UserMessage(content="the prompt"))]
+    parent = "u"
+    for i in range(300):
+        entries.append(E(f"a{i}", parent, AssistantMessage(content=(Text(text=f"a {i}"),))))
+        entries.append(E(f"d{i}", parent, AssistantMessage(content=(Text(text=f"d {i}"),))))
+        parent = f"a{i}"
+    html = render(doc_of(*entries, leaf=parent))
+    branches = html[html.index("Branches (") : html.index("</details>", html.index("Branches ("))]
+    assert branches.count(">the prompt</a>") == 301
+
+
 def test_leaf_option_opens_another_path() -> None:
     html = render(_sample(), leaf="u2")
     assert re.search(r'<details class="branch on-path" id="b-u2" open>', html)

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from pathlib import Path
@@ -25,6 +26,7 @@ import pytest
 from conftest import SHARED
 from piconv.converters.html import check, write
 from piconv.converters.html.escape import anchor
+from piconv.ir import AssistantMessage, Text, UserMessage
 from piconv.report import Report
 
 REPO = Path(__file__).resolve().parent.parent
@@ -272,3 +274,124 @@ def _details_around(dom: str, target: str) -> list[bool]:
     p.feed(dom)
     assert p.found is not None, f"no element with id {target}"
     return p.found
+
+
+# --------------------------------------------------------------------------- tree overview
+
+# Three corpus pages opened in a real browser, with and without JavaScript: a generated
+# session with nested branches, the largest real one, a real branchy one.
+TREE_PAGES = (
+    "pi-generated/branching.jsonl",
+    "pi/badlogic__pi-mono__before-compaction.jsonl",
+    "pi/twKrash__pi-session-inspector__branching.jsonl",
+)
+
+
+def _target(doc: piconv.Document) -> tuple[str, bool]:
+    """An entry to choose in the tree: the last message off the open path when there is
+    one (it starts hidden in a closed branch), else the first user message."""
+    on_path = {e.id for e in doc.path()}
+    msgs = [e for e in doc.entries if isinstance(e.message, (UserMessage, AssistantMessage))]
+    off = [e for e in msgs if e.id not in on_path]
+    if off:
+        return off[-1].id, True
+    return next(e for e in msgs if isinstance(e.message, UserMessage)).id, False
+
+
+@pytest.mark.parametrize("name", TREE_PAGES)
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_tree_overview_in_chromium(name: str, javascript: bool, tmp_path: Path) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    from cdp import Browser
+
+    src = SHARED / "corpus" / name
+    doc = piconv.load(src)
+    page = _render(src, tmp_path / "page.html")
+    leaf = anchor(doc.leaf_id or doc.entries[-1].id)
+    target, hidden_at_first = _target(doc)
+    line = f'#overview a[href="#{anchor(target)}"]'
+    with Browser(CHROMIUM or "chromium") as browser:
+        p = browser.open(page.as_uri(), javascript=javascript)
+        ran = p.evaluate("document.documentElement.getAttribute('data-js')") == "on"
+        assert ran == javascript
+        # The overview sits beside the transcript (a wide window) and shows the leaf's line.
+        assert p.visible("#overview") and p.visible("#overview li.leaf > a")
+        tree, main = p.box("#overview"), p.box("main")
+        assert tree is not None and main is not None and tree[0] + tree[2] <= main[0] + 1
+        # The last entry is on screen once scrolled to.
+        assert p.visible(f'[id="{leaf}"]')
+        # Controls only when they work.
+        assert p.visible("#ov-tools") == javascript and p.visible("#controls") == javascript
+        if hidden_at_first:
+            assert not p.visible(f'[id="{anchor(target)}"]')
+        # A click on the entry's line in the tree shows its branch.
+        p.click(line)
+        assert p.evaluate("location.hash") == "#" + anchor(target)
+        assert p.visible(f'[id="{anchor(target)}"]')
+        assert all(_details_around(p.html(), anchor(target)))
+        if javascript:
+            classes = p.evaluate(f"document.querySelector({json.dumps(line)}).parentElement.className")
+            assert "cur" in classes.split() and "at" in classes.split()
+            if hidden_at_first:  # the branch that was open before is closed now
+                assert not p.visible(f'[id="{leaf}"]')
+        assert p.errors() == []
+
+
+def test_tree_filters_and_search_in_chromium(tmp_path: Path) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    from cdp import Browser
+
+    src = SHARED / "corpus" / "pi-generated" / "branching.jsonl"
+    doc = piconv.load(src)
+    page = _render(src, tmp_path / "page.html")
+    user = next(e for e in doc.entries if isinstance(e.message, UserMessage))
+    said = next(
+        e
+        for e in doc.entries
+        if isinstance(e.message, AssistantMessage)
+        and any(isinstance(t, Text) and "Option B" in (t.text or "") for t in e.message.content or ())
+    )
+    settings = next(e for e in doc.entries if e.kind == "model_change")
+
+    def shown(e: object) -> bool:
+        return p.visible(f'#overview a[href="#{anchor(e.id)}"]')  # type: ignore[attr-defined]
+
+    with Browser(CHROMIUM or "chromium") as browser:
+        p = browser.open(page.as_uri())
+        # Default: settings entries hidden, messages shown.
+        assert shown(user) and shown(said) and not shown(settings)
+        p.click('button[data-act="f-user"]')
+        assert shown(user) and not shown(said)
+        p.click('button[data-act="f-all"]')
+        assert shown(user) and shown(said) and shown(settings)
+        # The search box keeps the lines whose entry holds every word; Enter jumps to a hit.
+        p.send("DOM.focus", {"nodeId": p.node("#search")})
+        p.send("Input.insertText", {"text": "Option B keeps"})
+        time.sleep(0.5)
+        assert shown(said) and not shown(user)
+        for kind in ("rawKeyDown", "keyUp"):
+            p.send(
+                "Input.dispatchKeyEvent",
+                {"type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13},
+            )
+        time.sleep(0.3)
+        hit = p.evaluate("location.hash.slice(1)")
+        text = p.evaluate(f"document.getElementById('{hit}').textContent").lower()
+        assert all(w in text for w in ("option", "b", "keeps"))
+        assert p.evaluate("document.getElementById('search-status').textContent").startswith("1 / ")
+        assert p.errors() == []
+
+
+def test_a_malformed_fragment_does_not_stop_the_script(tmp_path: Path) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    from cdp import Browser
+
+    src = SHARED / "corpus" / "pi-generated" / "branching.jsonl"
+    page = _render(src, tmp_path / "page.html")
+    with Browser(CHROMIUM or "chromium") as browser:
+        p = browser.open(page.as_uri() + "#%E0%A4%A")
+        assert p.errors() == []
+        # The script ran to its end: the controls are there and a filter works.
+        assert p.visible("#ov-tools")
+        p.click('button[data-act="f-all"]')
+        assert "f-all" in p.evaluate("document.getElementById('overview').className").split()

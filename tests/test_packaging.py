@@ -69,7 +69,8 @@ def test_the_sdist_builds_a_wheel_that_passes_the_sdists_tests(tmp_path: Path) -
     listed = subprocess.run(
         [sys.executable, "-m", "piconv", "--list-formats", "--json"], env=env, capture_output=True, text=True
     )
-    for row in json.loads(listed.stdout):
+    formats = json.loads(listed.stdout)
+    for row in formats["input"] + formats["output"]:  # readers and converters
         if row["mapping_doc"].startswith("docs/"):
             assert row["mapping_doc_path"].startswith(str(tmp_path / "site")), row
             assert Path(row["mapping_doc_path"]).is_file(), row

@@ -34,7 +34,8 @@ def test_installed_plugin_is_listed(plugin_path: Path) -> None:
     assert formats.returncode == 0, formats.stderr
     assert "turns" in formats.stdout and "piconv-turns" in formats.stdout
     plugins = run(["--list-plugins"], plugin_path)
-    assert "turns  piconv-turns 0.1.0  [plugin]  hooks: register_converters" in plugins.stdout
+    assert "turns  piconv-turns 0.1.0  [plugin]  hooks: register_converters, register_readers" in plugins.stdout
+    assert "chat-request" in formats.stdout.split("output formats")[0]  # listed among the input formats
 
 
 def test_installed_plugin_converts(plugin_path: Path) -> None:
@@ -43,6 +44,25 @@ def test_installed_plugin_converts(plugin_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert len(lines) > 10
     assert any("  user " in line for line in lines) and any("  assistant " in line for line in lines)
+
+
+def test_installed_plugin_reads_a_chat_request(plugin_path: Path, tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(
+        '{"model": "gpt-4o", "messages": [{"role": "system", "content": "Be brief."}, '
+        '{"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4."}]}'
+    )
+    result = run([str(request), "--to", "markdown", "--quiet"], plugin_path)  # detected: no --from
+    assert result.returncode == 0, result.stderr
+    assert "What is 2+2?" in result.stdout and "4." in result.stdout
+    inspect = run(["inspect", str(request)], plugin_path)
+    assert inspect.returncode == 0 and "format:         chat-request" in inspect.stdout
+    # without the plugin no reader recognises the file: one line naming it and the readers tried
+    missing = run([str(request), "--to", "markdown"], plugin_path, PICONV_LOAD_PLUGINS="")
+    assert missing.returncode == 3
+    assert missing.stderr.strip() == (
+        f"piconv: error: {request}: no reader recognises this input (readers tried: asf, pi); name one with --from"
+    )
 
 
 def test_load_plugins_variable_restricts_third_party_plugins(plugin_path: Path) -> None:

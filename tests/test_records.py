@@ -9,12 +9,12 @@ import dataclasses
 import pickle
 
 import pytest
-from piconv import ir, plugins, problems, reader, records, registry
+from piconv import ir, plugins, problems, reader, readers, records, registry
 
 NODES = sorted(
     (
         c
-        for module in (ir, plugins, problems, reader, registry)
+        for module in (ir, plugins, problems, reader, readers, registry)
         for c in vars(module).values()
         if isinstance(c, type) and issubclass(c, records.Frozen) and c not in (records.Frozen, ir.Node)
     ),
@@ -38,7 +38,7 @@ def _sample(cls: type, salt: str) -> dict:
 
 
 def test_there_are_nodes() -> None:
-    assert len(NODES) >= 36 and {ir.Entry, ir.Text, registry.Converter, problems.Problem} <= set(NODES)
+    assert len(NODES) >= 36 and {ir.Entry, ir.Text, registry.Converter, readers.Reader, problems.Problem} <= set(NODES)
 
 
 @pytest.mark.parametrize("cls", NODES, ids=lambda c: c.__name__)

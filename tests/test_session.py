@@ -116,8 +116,10 @@ def test_not_a_session_and_empty_input_raise_input_error(tmp_path) -> None:
         piconv.load(empty)
     other = tmp_path / "other.jsonl"
     other.write_bytes(b'{"name": "not a session"}\n[1,2]\n')
-    with pytest.raises(InputError, match="not a pi session"):
+    with pytest.raises(InputError, match=r"no reader recognises this input \(readers tried: asf, pi\)"):
         piconv.load(other)
+    with pytest.raises(InputError, match="not a pi session"):  # the pi reader's own verdict
+        piconv.load(other, reader="pi")
     with pytest.raises(InputError, match="no such file"):
         piconv.load(tmp_path / "missing.jsonl")
     with pytest.raises(InputError, match="directory"):

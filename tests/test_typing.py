@@ -22,6 +22,7 @@ PUBLIC = (
     "piconv.api",
     "piconv.ir",
     "piconv.registry",
+    "piconv.readers",
     "piconv.hookspecs",
     "piconv.errors",
     "piconv.report",

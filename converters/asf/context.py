@@ -1,14 +1,16 @@
 """RFC 0001's context algorithm: the settings and item list a request at a leaf carries.
 
-``load(source)`` reads an ASF file into an :class:`AsfFile` (header, entries in file
-order, an index by id); ``AsfFile.context(leaf)`` walks ``parent`` from the leaf to the
-root (``parents`` is provenance and never walked), replays ``config`` entries into
-settings (honouring ``replace``, ``instructions_parts``, ``omit``), starts from the last
-``compaction``'s checkpoint and summary when there is one, and collects the items of
-``item``, ``branch_summary`` and the selected ``compaction`` entries. Record entries and
-unknown extensions contribute nothing; one extension is known: ``pi:context_edit`` with
+``AsfFile`` holds the header and the entries of a file in file order with an index by id;
+``AsfFile.context(leaf)`` walks ``parent`` from the leaf to the root (``parents`` is
+provenance and never walked), replays ``config`` entries into settings (honouring
+``replace``, ``instructions_parts``, ``omit``), starts from the last ``compaction``'s
+checkpoint and summary when there is one, and collects the items of ``item``,
+``branch_summary`` and the selected ``compaction`` entries. Record entries and unknown
+extensions contribute nothing; one extension is known: ``pi:context_edit`` with
 ``items`` and ``replacement`` (pi's context edit that replaces a message's content, see
 ``docs/formats/asf.md``) puts the replacement in place of the items it names.
+
+``resume_leaf`` is the RFC's resume rule. ``rule.py`` turns a context into IR messages.
 """
 
 from __future__ import annotations
@@ -17,11 +19,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reader import Source, iter_lines, open_source
-
 JSONDict = dict[str, Any]
 
-__all__ = ["AsfFile", "Context", "load"]
+__all__ = ["AsfFile", "Context", "build_context", "resume_leaf"]
 
 _SETTINGS = ("model", "instructions", "reasoning", "text")
 
@@ -42,8 +42,8 @@ class AsfFile:
     index: dict[str, JSONDict]
 
     def leaf(self) -> str | None:
-        """The last entry of the file (the resume rule without ``leaf`` labels)."""
-        return self.entries[-1]["id"] if self.entries else None
+        """The leaf RFC 0001's resume rule gives."""
+        return resume_leaf(self.entries)
 
     def leaves(self) -> list[str]:
         parents = {e.get("parent") for e in self.entries}
@@ -57,7 +57,7 @@ class AsfFile:
             seen.add(node["id"])
             out.append(node)
             parent = node.get("parent")
-            node = self.index.get(parent) if parent is not None else None
+            node = self.index.get(parent) if type(parent) is str else None
         out.reverse()
         return out
 
@@ -68,26 +68,48 @@ class AsfFile:
         return build_context(self.path(leaf))
 
 
-def load(source: Source) -> AsfFile:
-    stream, close = open_source(source)
-    try:
-        header = None
-        entries: list[JSONDict] = []
-        index: dict[str, JSONDict] = {}
-        for lineno, value, _code, _msg in iter_lines(stream):
-            if value is None:
+def resume_leaf(entries: list[JSONDict]) -> str | None:
+    """RFC 0001's resume rule: the newest entry in file order that descends from the
+    target of the last ``leaf`` label in force and was written after that label (the
+    label itself excepted), else that target; the last entry without such a label. A
+    leaf found that is itself a ``leaf`` label resolves to its nearest other ancestor."""
+    if not entries:
+        return None
+    index = {e["id"]: e for e in entries}
+    position = {e["id"]: n for n, e in enumerate(entries)}
+
+    def is_leaf_label(e: JSONDict) -> bool:
+        return e.get("type") == "label" and e.get("label") == "leaf"
+
+    target: str | None = None
+    at = -1
+    for n, e in enumerate(entries):
+        if e.get("type") != "label" or type(e.get("target")) is not str:
+            continue
+        if e.get("label") == "leaf" and e["target"] in index and not is_leaf_label(index[e["target"]]):
+            target, at = e["target"], n
+        elif e.get("label") is None and e["target"] == target:
+            target, at = None, -1
+    if target is None:
+        found = entries[-1]["id"]
+    else:
+        found = target
+        for e in entries[at + 1 :]:
+            if is_leaf_label(e):
                 continue
-            if lineno == 1 and value.get("type") == "session":
-                header = value
-                continue
-            entry_id = value.get("id")
-            if type(entry_id) is str and entry_id not in index:  # a repeat is the same entry
-                index[entry_id] = value
-                entries.append(value)
-        return AsfFile(header, entries, index)
-    finally:
-        if close:
-            stream.close()
+            node: JSONDict | None = e
+            while node is not None and node["id"] != target:
+                parent = node.get("parent")
+                node = index.get(parent) if type(parent) is str and position.get(parent, -1) < position[node["id"]] else None
+            if node is not None:
+                found = e["id"]
+    node = index[found]
+    while is_leaf_label(node):
+        parent = node.get("parent")
+        if type(parent) is not str or parent not in index:
+            break
+        node = index[parent]
+    return node["id"]
 
 
 # --------------------------------------------------------------------------- settings

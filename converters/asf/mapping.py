@@ -536,6 +536,8 @@ def _system_json(msg: ir.SystemMessage) -> JSONDict:
         out,
         content=_content_json(msg.content),
         sections=dict(msg.sections) if msg.sections is not None else None,
+        # the prompt's sections in their order (an ASF line sorts members by name)
+        section_order=list(msg.sections) if msg.sections and list(msg.sections) != sorted(msg.sections) else None,
         tools_added=[_tool_json(t) for t in msg.tools_added] if msg.tools_added is not None else None,
         tools_removed=[_tool_json(t) for t in msg.tools_removed] if msg.tools_removed is not None else None,
         timestamp=msg.timestamp,

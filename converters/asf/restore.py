@@ -2,7 +2,7 @@
 
 Each function takes the ASF value and the record the writer kept beside it (``left``:
 the members the Open Responses shape has no field for) and gives back the IR object the
-writer started from. Used by ``rebuild.py``.
+writer started from. Used by the reader (``read_entries.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 from piconv import ir
 
 JSONDict = dict[str, Any]
@@ -50,6 +51,9 @@ def tool_from_json(record: JSONDict) -> ir.ToolSpec:
 def system_from_json(record: JSONDict) -> ir.SystemMessage:
     """A system message from the writer's ``_system_json`` record."""
     sections = record.get("sections")
+    order = record.get("section_order")
+    if type(sections) is dict and type(order) is list and sorted(order) == sorted(sections):
+        sections = {name: sections[name] for name in order}
     added = record.get("tools_added")
     removed = record.get("tools_removed")
     return ir.SystemMessage(
@@ -141,5 +145,9 @@ def output_content(output: Any, left: JSONDict) -> ir.Content | None:
 
 
 def arguments(text: str) -> Any:
-    """A ``function_call``'s ``arguments`` string back to the JSON value pi held."""
-    return json.loads(text)
+    """A ``function_call``'s ``arguments`` string back to the JSON value pi held (orjson;
+    the stdlib for what orjson refuses: a lone surrogate, an integer beyond 64 bits)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)

@@ -6,6 +6,7 @@ renderer, limits); it is created once per conversion.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,13 @@ PREVIEW_LINES = 8
 PREVIEW_CHARS = 1200
 OPEN_LINES = 12
 OPEN_CHARS = 2000
+# A text longer than LARGE is not rendered into its entry's string: the entry gets a
+# placeholder and the page writer renders the text in pieces of about PIECE characters
+# straight into the output, so a huge message costs time linear in its size and memory
+# of a piece, not several copies of the whole.
+LARGE = 1 << 20
+PIECE = 1 << 18
+_MARK = "\ufdd1"  # a noncharacter: session text holding one ends up as U+FFFD anyway
 
 
 @dataclass
@@ -29,11 +37,47 @@ class Ctx:
     _markdown: MarkdownRenderer | None = field(default=None, repr=False)
     images_shown: int = 0
     images_refused: int = 0
+    _deferred: dict[str, Callable[[], Iterable[str]]] = field(default_factory=dict, repr=False)
 
-    def markdown(self, source: str) -> str:
+    def __post_init__(self) -> None:
+        self.highlighter.defer_plain = self.plain
+
+    def _md(self) -> MarkdownRenderer:
         if self._markdown is None:
             self._markdown = MarkdownRenderer(self.highlighter)
-        return self._markdown.render(source)
+        return self._markdown
+
+    def markdown(self, source: str) -> str:
+        if len(source) > LARGE:
+            md = self._md()
+            return self._defer(lambda: md.render_pieces(source, PIECE))
+        return self._md().render(source)
+
+    def plain(self, source: str) -> str:
+        """``source`` escaped (deferred to the page writer when it is large)."""
+        if len(source) > LARGE:
+            return self._defer(lambda: (esc(source[i : i + PIECE]) for i in range(0, len(source), PIECE)))
+        return esc(source)
+
+    def _defer(self, pieces: Callable[[], Iterable[str]]) -> str:
+        key = str(len(self._deferred))
+        self._deferred[key] = pieces
+        return f"{_MARK}{key}{_MARK}"
+
+    def expand(self, html: str) -> Iterator[str]:
+        """``html`` with its placeholders replaced by their pieces, rendered one at a time."""
+        if not self._deferred:
+            yield html
+            return
+        for i, part in enumerate(html.split(_MARK)):
+            if i % 2 == 0:
+                if part:
+                    yield part
+            elif part in self._deferred:
+                yield from self._deferred.pop(part)()
+            else:  # not a placeholder: a noncharacter from the session (cleaned on output)
+                yield f"{_MARK}{part}{_MARK}"
+        self._deferred.clear()
 
 
 def collapsible(
@@ -130,7 +174,7 @@ def content_html(ctx: Ctx, content: Content | None, *, markdown: bool) -> str:
         elif isinstance(part, Image):
             out.append(image(ctx, part))
         elif isinstance(part, Reasoning):
-            out.append(reasoning(part))
+            out.append(reasoning(ctx, part))
         elif isinstance(part, ToolCall):
             out.append(json_block(ctx, f"Tool call {esc(part.name or '?')}", part.arguments))
         elif isinstance(part, UnknownPart):
@@ -141,15 +185,15 @@ def content_html(ctx: Ctx, content: Content | None, *, markdown: bool) -> str:
 def _text(ctx: Ctx, s: str, markdown: bool) -> str:
     if markdown:
         return f'<div class="md">{ctx.markdown(s)}</div>'
-    return f'<div class="plain">{esc(s)}</div>'
+    return f'<div class="plain">{ctx.plain(s)}</div>'
 
 
-def reasoning(part: Reasoning) -> str:
+def reasoning(ctx: Ctx, part: Reasoning) -> str:
     if part.redacted or not isinstance(part.text, str):
         return '<details class="thinking"><summary>Thinking (redacted)</summary><p class="note">The provider returned no readable text.</p></details>'
     if not part.text.strip():
         return ""
     return (
         f'<details class="thinking"><summary>Thinking <span class="count">({len(part.text):,} chars)</span></summary>'
-        f'<div class="plain">{esc(part.text)}</div></details>'
+        f'<div class="plain">{ctx.plain(part.text)}</div></details>'
     )

@@ -81,7 +81,7 @@ def _assistant(ctx: Ctx, entry: Entry, msg: AssistantMessage, pairs: Pairing, la
     calls: list[str] = []
     for part in msg.content or ():
         if isinstance(part, Reasoning):
-            parts.append(reasoning(part))
+            parts.append(reasoning(ctx, part))
         elif isinstance(part, ToolCall):
             found = pairs.result_for(entry, len(calls))
             calls.append(tool_call(ctx, part, found[0] if found else None, found[1] if found else None))

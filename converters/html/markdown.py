@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .escape import clean, image_src, safe_href
 from .escape import text as esc
@@ -36,6 +36,7 @@ _EXTENSIONS = ["table", "strikethrough", "autolink", "tasklist"]
 _A = re.compile(r'<a href="([^"]*)"( title="[^"]*")?>')
 _IMG = re.compile(r'<img src="([^"]*)" alt="([^"]*)"(?: title="([^"]*)")? />')
 _ALIGN = re.compile(r'<(th|td) align="(left|center|right)">')
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.M)
 _CODE = re.compile(r'<pre><code class="language-([^"]*)">(.*?)</code></pre>', re.S)
 
 
@@ -126,6 +127,33 @@ class MarkdownRenderer:
         lang = html.unescape(m.group(1)).replace(SENTINEL, "<")
         source = html.unescape(m.group(2).replace(SENTINEL, "<"))
         return f'<pre class="hl"><code>{self._hl.code(source, lang)}</code></pre>'
+
+    def render_pieces(self, source: str, size: int) -> Iterator[str]:
+        """``source`` rendered in pieces of about ``size`` characters (cmark's memory is
+        many times the text it holds, so a huge text is never handed over whole). A piece
+        ends at a blank line when one comes soon, else at a line end, never inside fenced
+        code. A construct spanning a cut (a list with blank lines between its items, a
+        paragraph of a great many lines) becomes two; the text is all there."""
+        start, n = 0, len(source)
+        while start < n:
+            cut, pos, scanned, fence_open = n, start + size, start, False
+            while pos < n:
+                blank = source.find("\n\n", pos, pos + size)
+                end = blank + 2 if blank >= 0 else source.find("\n", pos) + 1 or n
+                # Fence lines since the last candidate flip the state.
+                fence_open ^= len(_FENCE.findall(source, scanned, end)) % 2 == 1
+                scanned = end
+                if not fence_open:
+                    cut = end
+                    break
+                # Inside fenced code: go on after the line of the fence that closes it.
+                close = _FENCE.search(source, end)
+                if close is None:
+                    break
+                fence_open = False
+                pos = scanned = source.find("\n", close.end()) + 1 or n
+            yield self.render(source[start:cut])
+            start = cut
 
     def render(self, source: str) -> str:
         source = clean(source)

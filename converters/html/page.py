@@ -40,6 +40,7 @@ from .entries import render_entry
 from .escape import anchor, to_utf8
 from .escape import text as esc
 from .highlight import DEFAULT_BLOCK_LIMIT, DEFAULT_BUDGET, Highlighter
+from .overview import write_overview
 from .tree import TreeWriter, preview
 
 FLUSH_AT = 1 << 20
@@ -199,10 +200,11 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: st
     nav: list[str] = []
     if len(leaves) > 1:
         items = []
+        names = _leaf_names(doc, leaves)
         for leaf in leaves:
             cur = ' <span class="current">open</span>' if leaf.id == leaf_id else ""
             ts = f' <span class="ts">{esc(leaf.timestamp)}</span>' if isinstance(leaf.timestamp, str) else ""
-            items.append(f'<li><a href="#{anchor(leaf.id)}">{esc(_leaf_name(doc, leaf))}</a>{cur}{ts}</li>')
+            items.append(f'<li><a href="#{anchor(leaf.id)}">{esc(names[leaf.id])}</a>{cur}{ts}</li>')
         nav.append(
             f'<details class="nav-list"><summary>Branches ({len(leaves):,} ends)</summary><ol>{"".join(items)}</ol></details>'
         )
@@ -221,8 +223,6 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: st
         )
     controls = (
         '<div id="controls" class="controls" hidden>'
-        '<input type="search" id="search" placeholder="Search (/)" aria-label="Search the session">'
-        '<span id="search-status" class="count"></span>'
         '<button type="button" data-act="expand">Expand all (e)</button>'
         '<button type="button" data-act="collapse">Collapse all (c)</button>'
         '<button type="button" data-act="thinking">Thinking (t)</button>'
@@ -239,17 +239,30 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: st
     )
 
 
-def _leaf_name(doc: Document, leaf: Entry) -> str:
-    # Name a branch end by the last user text on its path (walking up, not building the
-    # whole path: a long session has thousands of entries above each leaf).
-    e: Entry | None = leaf
-    seen: set[str] = set()
-    while e is not None and e.id not in seen:
-        if isinstance(e.message, UserMessage):
-            return preview(doc, e, limit=1)
-        seen.add(e.id)
-        e = doc.get(e.parent_id) if e.parent_id is not None else None
-    return leaf.kind
+def _leaf_names(doc: Document, leaves: list[Entry]) -> dict[str, str]:
+    """Each branch end named by the last user text on its path. Walks up from every leaf
+    but stops at an entry already named: each entry is visited once, however many
+    leaves share it (a walk per leaf to the root was quadratic on branchy sessions)."""
+    named: dict[str, str] = {}
+    for leaf in leaves:
+        walked: dict[str, None] = {}
+        e: Entry | None = leaf
+        name = leaf.kind
+        while e is not None:
+            if e.id in named:
+                name = named[e.id]
+                break
+            if isinstance(e.message, UserMessage):
+                name = preview(doc, e, limit=1)
+                break
+            if e.id in walked:  # a parent cycle
+                break
+            walked[e.id] = None
+            e = doc.get(e.parent_id) if e.parent_id is not None else None
+        for eid in walked:
+            named[eid] = name
+        named[leaf.id] = name
+    return named
 
 
 def _count(options: Mapping[str, Any], key: str, default: int) -> int:
@@ -309,7 +322,8 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
 
     # The page in order: tree markup (strings) and the entries drawn between them.
     items: list[Any] = []
-    TreeWriter(doc, _itself, items.append, leaf_id).write()
+    tree = TreeWriter(doc, _itself, items.append, leaf_id)
+    tree.write()
     entries = [item for item in items if not isinstance(item, str)]
     pairs = Pairs(doc, entries)
 
@@ -319,12 +333,18 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     head = to_utf8(assets.head(esc(title)))
     out.write(head)
     sink.emit(_header(doc, stats, labels, leaf_id))
+    write_overview(doc, tree.kids, tree.on_path, leaf_id, labels, sink.emit)
     sink.emit('<main id="transcript">')
 
     emit = sink.emit
     label = labels.get
+    expand = ctx.expand
     for item in items:
-        emit(item if isinstance(item, str) else render_entry(ctx, item, pairs, label(item.id)))
+        if isinstance(item, str):
+            emit(item)
+        else:
+            for piece in expand(render_entry(ctx, item, pairs, label(item.id))):
+                emit(piece)
     sink.emit("</main>")
     sink.flush()
     tail = to_utf8(assets.tail())

@@ -80,7 +80,7 @@ def preview(doc: Document, entry: Entry, limit: int = 30) -> str:
 
 
 def _short(s: str, n: int = 90) -> str:
-    s = " ".join(s.split())
+    s = " ".join(s[: n * 4].split())  # a prefix only: a huge message costs what a small one does
     return s if len(s) <= n else s[: n - 3] + "..."
 
 

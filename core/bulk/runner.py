@@ -412,6 +412,8 @@ def _record(
         "problems": result.get("problems") or {},
         "meta": result.get("meta") or old.get("meta"),
     }
+    if result.get("reader") or old.get("reader"):
+        record["reader"] = result.get("reader") or old.get("reader")  # the input format detected
     if result["errors"]:
         record["errors"] = result["errors"]
         summary.add_failure(rel, result["errors"])

@@ -118,7 +118,8 @@ def _run(task: Task, result: dict[str, Any]) -> None:
         result["status"] = "unchanged"
         return
     try:
-        doc = api.load(_NamedBytes(data, task.path), recover_glued=task.recover_glued)
+        doc, reader = api.load_detected(_NamedBytes(data, task.path), task.recover_glued, None)  # the reader detected
+        result["reader"] = reader.name
     except PiconvError as exc:
         result["errors"]["load"] = {"code": "bulk:not-a-session", "message": str(exc)}
         return

@@ -1,7 +1,9 @@
-"""A piconv plugin: a one-line-per-turn plain-text transcript.
+"""A piconv plugin: a one-line-per-turn plain-text transcript (the ``turns`` output
+format) and an OpenAI chat-completions request reader (the ``chat-request`` input
+format, ``chat_request.py``).
 
 It uses only piconv's public plugin API: ``piconv.hookimpl``, ``piconv.Converter``,
-``piconv.Option`` and the IR in ``piconv.ir``.
+``piconv.Option``, ``piconv.Reader``, ``piconv.InputError`` and the IR in ``piconv.ir``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,12 @@ import re
 from collections.abc import Mapping
 from typing import IO, Any
 
-from piconv import Converter, Option, Report, hookimpl, ir
+from piconv import Converter, Option, Reader, Report, hookimpl, ir
+
+from . import chat_request
+
+PICONV_PLUGIN_API = 2
+"""register_readers and Reader are plugin interface version 2."""
 
 _SPACE = re.compile(r"\s+")
 # Terminal control characters from a session must not reach a terminal that shows the file.
@@ -151,5 +158,20 @@ def register_converters(register: Any) -> None:
             check=check_turns,
             mapping_doc="plugins/piconv-example/README.md",
             options=(Option("--width", "cut each line's text at N characters (0: no cut)", metavar="N"),),
+        )
+    )
+
+
+@hookimpl
+def register_readers(register: Any) -> None:
+    register(
+        Reader(
+            name=chat_request.NAME,
+            summary="OpenAI chat-completions request body ({\"model\", \"messages\"}), one JSON document",
+            detect=chat_request.detect,
+            read=chat_request.read,
+            extensions=(".json",),
+            context=chat_request.context,
+            mapping_doc="plugins/piconv-example/README.md",
         )
     )

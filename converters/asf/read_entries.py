@@ -1,10 +1,10 @@
-"""One pi entry back from the ASF entries the writer made of it (see ``rebuild.py``).
+"""One pi entry back from the ASF entries the writer made of it (see ``reading.py``).
 
 The writer turns one pi entry into a chain of ASF entries sharing its ``legacy_id``; the
 last one carries ``pi``, the members ASF has no field for. Here each mapping row of
 ``docs/formats/asf.md`` is read backwards into the IR entry the writer started from.
 
-pi's entry type names are mirrored below (``BODY_KINDS``): the rebuild needs them to know
+pi's entry type names are mirrored below (``BODY_KINDS``): the reader needs them to know
 which IR body a ``pi.type`` had, and a converter does not import the pi reader.
 """
 

@@ -1,0 +1,84 @@
+"""The ``asf`` reader's context rule: RFC 0001's context at a leaf (``context.py``) as IR
+messages, or the rule of the harness that wrote the file when the reader knows it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from piconv import ir
+
+from . import foreign
+from .context import AsfFile, Context, build_context
+
+
+class AsfContext:
+    """The ``asf`` reader's context rule for one document. ``ir_id`` maps each ASF id to
+    the IR entry it belongs to, ``last_of`` each IR id to the last ASF entry written for
+    it; ``harness_rule``, when given, is the rule of the harness that wrote the file."""
+
+    __slots__ = ("asf", "harness_rule", "ir_id", "last_of")
+
+    def __init__(
+        self,
+        asf: AsfFile,
+        ir_id: Mapping[str, str],
+        last_of: Mapping[str, str],
+        harness_rule: Callable[[ir.Document, str | None], ir.Context] | None = None,
+    ) -> None:
+        self.asf = asf
+        self.ir_id = ir_id
+        self.last_of = last_of
+        self.harness_rule = harness_rule
+
+    def request(self, document: ir.Document, leaf_id: str | None = None) -> Context:
+        """RFC 0001's settings and items at the IR entry ``leaf_id`` (default: the
+        document's leaf)."""
+        target = document.leaf_id if leaf_id is None else leaf_id
+        if target is None:
+            return Context({}, [], [], [])
+        if target not in self.last_of:
+            raise KeyError(f"no entry with id {target!r}")
+        return build_context(self.asf.path(self.last_of[target]))
+
+    def __call__(self, document: ir.Document, leaf_id: str | None = None) -> ir.Context:
+        if self.harness_rule is not None:
+            return self.harness_rule(document, leaf_id)
+        return self.as_ir(document, self.request(document, leaf_id), leaf_id)
+
+    def as_ir(self, document: ir.Document, ctx: Context, leaf_id: str | None) -> ir.Context:
+        """The RFC context as IR messages: the instructions and tools in force as one
+        system message, then one message per item, each naming the entry it came from."""
+        settings = ctx.settings
+        messages: list[ir.ContextMessage] = []
+        if settings.get("instructions") is not None or settings.get("tools"):
+            # at the time of the path's first entry: a harness sends its instructions first
+            first = self.asf.index.get(ctx.entries[0]) if ctx.entries else None
+            system = foreign.system_message(settings.get("instructions"), settings.get("tools"), None,
+                                            first.get("ts") if first is not None else None)
+            messages.append(ir.ContextMessage(system, None))
+        tool_names: dict[str, str] = {}
+        for item, source in zip(ctx.items, ctx.item_entries, strict=True):
+            entry = self.asf.index[source]
+            own = self.ir_id.get(source)
+            kind = entry.get("type")
+            if kind in ("compaction", "branch_summary") and item is entry.get("summary"):
+                ir_entry = document.get(own) if own is not None else None
+                from_id = ir_entry.body.from_id if ir_entry is not None and kind == "branch_summary" else None  # type: ignore[union-attr]
+                tokens = entry.get("tokens_before") if type(entry.get("tokens_before")) is int else None
+                summary = ir.SummaryMessage("compaction" if kind == "compaction" else "branch",
+                                            foreign.summary_text(item), tokens, from_id)
+                messages.append(ir.ContextMessage(summary, own))
+                continue
+            if item.get("type") == "function_call" and type(item.get("call_id")) is str:
+                tool_names[item["call_id"]] = item.get("name") if type(item.get("name")) is str else ""
+            ir_entry = document.get(own) if own is not None else None
+            message = ir_entry.message if ir_entry is not None and item is entry.get("item") else None
+            if message is None or (type(message) is ir.ToolResult and message.tool_name is None):
+                message = foreign.item_message(item, entry, tool_names)
+            messages.append(ir.ContextMessage(message, own))
+        model = settings.get("model")
+        reasoning = settings.get("reasoning")
+        effort = reasoning.get("effort") if type(reasoning) is dict else None
+        target = document.leaf_id if leaf_id is None else leaf_id
+        return ir.Context(tuple(messages), ir.ModelRef(None, model) if type(model) is str else None,
+                          effort if type(effort) is str else None, target)

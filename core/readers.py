@@ -1,0 +1,185 @@
+"""Input formats: what a reader declares (:class:`Reader`), the table of registered
+readers, and picking the reader for an input from its first bytes.
+
+Readers come from plugins through the ``register_readers`` hook, as output formats come
+through ``register_converters``; the built-in ``pi`` and ``asf`` readers register through
+it too. A reader is a declaration: nothing of its implementation is imported until it
+detects or reads, so registering every reader costs a conversion nothing measurable.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import IO, TYPE_CHECKING, Any, BinaryIO
+
+from .errors import InputError, PluginError
+from .records import Frozen, frozen
+
+if TYPE_CHECKING:
+    from .ir import Context, Document
+    from .plugins import PluginSet
+
+HEAD_SIZE = 64 * 1024
+"""How many bytes of the input a reader's ``detect`` is shown (fewer when the input is
+shorter): enough for the first lines of any session file."""
+
+DetectFunction = Callable[[bytes], float]
+"""``detect(head) -> confidence``: 0 means "not mine", 1 "certainly mine"; ``head`` is
+the input's first :data:`HEAD_SIZE` bytes, possibly cut inside a line."""
+
+ReadFunction = Callable[[IO[bytes], Mapping[str, Any]], "Document"]
+"""``read(stream, options) -> Document``: the whole input into the IR. Problems with
+lines become ``Document.issues`` (``Issue(line, code, message)``) and never raise;
+:class:`piconv.InputError` (without a path: the caller adds it) when the input is not
+this format at all. ``options``: ``source_path`` (``str`` or ``None``),
+``recover_glued`` (``bool``)."""
+
+ContextFunction = Callable[["Document", "str | None"], "Context"]
+"""``context(document, leaf_id) -> Context``: what the model saw at a leaf, by the rule
+of the harness that wrote the input."""
+
+
+@frozen
+class Reader(Frozen):
+    """An input format.
+
+    - ``name``: what ``--from`` takes; ``aliases`` are accepted too.
+    - ``summary``: one line for ``--list-formats``.
+    - ``detect``: how the reader recognises its input (see :data:`DetectFunction`).
+    - ``read``: the reading (see :data:`ReadFunction`).
+    - ``extensions``: file extensions this format usually has, with the dot.
+    - ``context``: the model-visible context rule of the format's harness (see
+      :data:`ContextFunction`); given to every document ``read`` returns without one.
+    - ``mapping_doc``: the document saying what maps where into the IR and what is lost.
+    - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
+    """
+
+    name: str
+    summary: str
+    detect: DetectFunction
+    read: ReadFunction
+    extensions: tuple[str, ...] = ()
+    context: ContextFunction | None = None
+    mapping_doc: str = ""
+    aliases: tuple[str, ...] = ()
+    plugin: str = ""
+    distribution: str = ""
+    version: str = ""
+
+
+class ReaderTable:
+    """The registered readers, entered as ``Registry`` enters converters: in plugin
+    order, the first claim on a name wins and every later one is reported and skipped."""
+
+    def __init__(self, plugins: PluginSet, fail: Callable[[str], None]) -> None:
+        self.readers: dict[str, Reader] = {}
+        self.aliases: dict[str, str] = {}
+        self._plugins = plugins
+        self._fail = fail
+        self._pending: list[Reader] = []
+
+    def register(self, reader: Reader) -> None:
+        """The ``register`` callback handed to ``register_readers``."""
+        origin = self._plugins.calling
+        if not isinstance(reader, Reader):
+            who = f"plugin {origin.plugin!r} ({origin.distribution})" if origin else "a plugin"
+            self._fail(
+                f"{who} registered {type(reader).__name__} as a reader; it is skipped (a piconv.Reader is needed)"
+            )
+            return
+        if origin is not None:
+            reader = replace(
+                reader, plugin=origin.plugin, distribution=origin.distribution, version=origin.version
+            )
+        self._pending.append(reader)
+
+    def settle(self) -> None:
+        order = {info.name: n for n, info in enumerate(self._plugins.infos)}
+        pending, self._pending = self._pending, []
+        for reader in sorted(pending, key=lambda r: order.get(r.plugin, len(order))):
+            self._enter(reader)
+
+    def _enter(self, reader: Reader) -> None:
+        for key in (reader.name, *reader.aliases):
+            owner = self.find(key)
+            if owner is not None:
+                self._fail(
+                    f"reader name {key.lower()!r} is registered twice: by plugin {owner.plugin!r} "
+                    f"({owner.distribution}) and by plugin {reader.plugin!r} ({reader.distribution}); "
+                    f"the second is skipped"
+                )
+                return
+        self.readers[reader.name.lower()] = reader
+        for alias in reader.aliases:
+            self.aliases[alias.lower()] = reader.name.lower()
+
+    def find(self, name: str) -> Reader | None:
+        key = name.lower()
+        return self.readers.get(self.aliases.get(key, key))
+
+    def all(self) -> list[Reader]:
+        return [self.readers[k] for k in sorted(self.readers)]
+
+    def unknown(self, name: str) -> PluginError:
+        return PluginError(f"unknown input format {name!r} (known: {', '.join(sorted(self.readers))})")
+
+
+class Prefixed(io.RawIOBase):
+    """A stream that cannot be rewound (a pipe, stdin) read again from its start: the
+    bytes already taken for detection, then the rest, without holding the whole input."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        super().__init__()
+        self._head = memoryview(head)
+        self._rest = rest
+        self.name = getattr(rest, "name", "<stream>")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def rewound(head: bytes, rest: IO[bytes]) -> BinaryIO:
+    """``rest`` with ``head`` (what was read of it) put back in front."""
+    return io.BufferedReader(Prefixed(head, rest), buffer_size=HEAD_SIZE)
+
+
+def choose(readers: list[Reader], head: bytes, name: str, fail: Callable[[str], None]) -> Reader:
+    """The reader whose ``detect`` is most confident about ``head``. No reader above
+    zero, or two sharing the top, is an :class:`InputError` naming the file and the
+    readers tried. A ``detect`` that raises counts as zero and is reported."""
+    scores: list[tuple[float, Reader]] = []
+    for reader in readers:
+        try:
+            score = float(reader.detect(head))
+        except Exception as exc:  # a plugin's bug must not stop the input being read by another
+            fail(
+                f"reader {reader.name!r} ({reader.distribution}): detect failed: {type(exc).__name__}: {exc}"
+            )
+            score = 0.0
+        if score == score and score > 0:  # NaN never wins
+            scores.append((score, reader))
+    tried = ", ".join(r.name for r in readers)
+    if not scores:
+        what = "empty file" if not head.strip() else "no reader recognises this input"
+        raise InputError(f"{what} (readers tried: {tried}); name one with --from", path=name)
+    scores.sort(key=lambda s: -s[0])
+    best = scores[0][0]
+    top = [r.name for s, r in scores if s == best]
+    if len(top) > 1:
+        raise InputError(
+            f"readers {' and '.join(top)} claim this input equally (readers tried: {tried}); choose one with --from",
+            path=name,
+        )
+    return scores[0][1]
