@@ -37,6 +37,7 @@ _EXPORTS = {
     "redact": "api",
     "RedactOptions": "redaction.api",
     "Filter": "filters",
+    "session_facts": "facts",
     "Converter": "registry",
     "Option": "registry",
     "Report": "report",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .errors import PluginError as PluginError
     from .errors import UsageError as UsageError
     from .errors import ValidationFailed as ValidationFailed
+    from .facts import session_facts as session_facts
     from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl

@@ -18,7 +18,7 @@ from typing import Any
 from . import __version__
 from .errors import PiconvError, UsageError
 
-SUBCOMMANDS = ("inspect", "validate")
+SUBCOMMANDS = ("inspect", "validate", "search")
 
 DESCRIPTION = """\
 Convert pi coding-agent session files (JSONL) into other formats.
@@ -28,6 +28,7 @@ Convert pi coding-agent session files (JSONL) into other formats.
   piconv SESSIONS_DIR --to FORMAT -o OUTDIR     convert every session below a directory
   piconv inspect SESSION.jsonl [--json] [--context [--leaf ID]]
   piconv validate FILE --format FORMAT          check a file against a format's schema
+  piconv search QUERY [ARCHIVE]                 full-text search of a --to sqlite archive
   piconv --list-formats | --list-plugins
 
 Formats come from plugins; `piconv --list-formats` shows the input formats (readers) and
@@ -39,6 +40,8 @@ EPILOG = """examples:
   piconv session.jsonl --to openai --leaf 3f2a9c1d
   piconv session.asf.jsonl --to markdown         (an ASF file: the reader is detected)
   piconv ~/.pi/agent/sessions --to html --to markdown -o archive/ --jobs 4
+  piconv --to html --to sqlite -o archive/ --since 2026-01   (no input: pi's session directory)
+  piconv search 'NEAR(sqlite index, 5)' archive/ --role assistant
 
 exit codes:
   0  done (problems in the input are reported, not fatal)
@@ -87,7 +90,9 @@ def _help_formatter(prog: str) -> argparse.HelpFormatter:
 
 def _main_parser() -> _Parser:
     p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=_help_formatter)
-    p.add_argument("input", nargs="?", help="session file, '-' for stdin, or a directory of sessions")
+    p.add_argument(
+        "input", nargs="?", help="session file, '-' for stdin, or a directory of sessions (with -o and none given: pi's session directory)"
+    )
     p.add_argument("--to", "-t", dest="to", action="append", metavar="FORMAT", help="output format (repeatable for a directory)")
     p.add_argument(
         "--from",
@@ -142,6 +147,9 @@ def _main_parser() -> _Parser:
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
     bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
     bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address (default: $DASK_SCHEDULER_ADDRESS)")
+    bulk.add_argument("--since", metavar="DATE", help="only sessions active on or after DATE (YYYY[-MM[-DD]])")
+    bulk.add_argument("--until", metavar="DATE", help="only sessions begun on or before DATE (YYYY[-MM[-DD]])")
+    bulk.add_argument("--project", metavar="GLOB", help="only sessions of projects matching GLOB (folder, name or cwd)")
     return p
 
 
@@ -266,6 +274,12 @@ def _convert(args: list[str]) -> int:
         return _list_formats(ns.json)
     if ns.list_plugins:
         return _list_plugins(ns.json)
+    if ns.input is None and ns.to and ns.output:
+        from .bulk.select import pi_sessions_dir
+
+        ns.input = pi_sessions_dir()  # no input: pi's own session directory
+        if not os.path.isdir(ns.input):
+            raise UsageError(f"no input given, and pi's session directory {ns.input} does not exist")
     if ns.input is None:
         raise UsageError("no input given (see piconv --help)")
     ns.to = ns.to or inferred
@@ -279,7 +293,14 @@ def _convert(args: list[str]) -> int:
         return run_directory(ns, dests)
     if len(ns.to) > 1:
         raise UsageError("several --to formats need a directory input")
-    for flag, value in (("--jobs", ns.jobs), ("--executor", ns.executor != "local"), ("--scheduler", ns.scheduler)):
+    for flag, value in (
+        ("--jobs", ns.jobs),
+        ("--executor", ns.executor != "local"),
+        ("--scheduler", ns.scheduler),
+        ("--since", ns.since),
+        ("--until", ns.until),
+        ("--project", ns.project),
+    ):
         if value:
             raise UsageError(f"{flag} applies to a directory input; one session is converted in one process")
     return _convert_one(ns, dests)
@@ -421,6 +442,10 @@ def _list_plugins(as_json: bool) -> int:
 
 
 def _subcommand(name: str, args: list[str]) -> int:
+    if name == "search":
+        from .searchcli import main as search_main
+
+        return search_main(args)
     if name == "inspect":
         p = _Parser(prog="piconv inspect", description="Show what a session file holds, or its model-visible context.")
         p.add_argument("input", help="session file or '-'")

@@ -17,6 +17,7 @@ from .ir import (
     UnknownMessage,
     Usage,
     UsageRecord,
+    total_tokens,
 )
 
 _USAGE_FIELDS = (
@@ -24,7 +25,6 @@ _USAGE_FIELDS = (
     ("output", "output_tokens"),
     ("cache_read", "cache_read_tokens"),
     ("cache_write", "cache_write_tokens"),
-    ("total", "total_tokens"),
 )
 
 
@@ -45,14 +45,16 @@ def _usages(doc: Document) -> list[Usage]:
 def totals(doc: Document) -> dict[str, Any]:
     """Token and cost totals over every entry of the file (all branches), the way pi's
     session statistics count them: assistant messages, summaries, tool-side and other
-    usage records."""
-    tokens = dict.fromkeys((name for name, _ in _USAGE_FIELDS), 0)
+    usage records. ``total`` is :func:`piconv.ir.total_tokens` summed: a call without
+    ``totalTokens`` counts its input, output and cache tokens."""
+    tokens = dict.fromkeys((*(name for name, _ in _USAGE_FIELDS), "total"), 0)
     cost = 0.0
     for usage in _usages(doc):
         for name, attr in _USAGE_FIELDS:
             value = getattr(usage, attr)
             if value is not None:
                 tokens[name] += value
+        tokens["total"] += total_tokens(usage)
         if usage.cost is not None and usage.cost.total is not None:
             cost += usage.cost.total
     return {"tokens": tokens, "cost": round(cost, 10)}

@@ -171,6 +171,27 @@ class Usage(Node):
     extra: Mapping[str, JSON] = EMPTY
 
 
+def _count(value: object) -> int:
+    return value if type(value) is int and value >= 0 else 0
+
+
+def total_tokens(usage: Usage) -> int:
+    """The tokens of one model call: ``total_tokens`` when the source gave it, else
+    input + output + cache read + cache write, the sum pi's own statistics and export
+    count (older pi sessions carry no ``totalTokens``). Only counts of zero or more are
+    added. Every total piconv shows (inspect, front matter, the archive index and
+    database) is a sum of this."""
+    total = usage.total_tokens
+    if type(total) is int and total >= 0:
+        return total
+    return (
+        _count(usage.input_tokens)
+        + _count(usage.output_tokens)
+        + _count(usage.cache_read_tokens)
+        + _count(usage.cache_write_tokens)
+    )
+
+
 @node
 class ModelRef(Node):
     """Which model: ``provider`` (e.g. "anthropic"), ``model`` id and the wire ``api``."""

@@ -38,6 +38,7 @@ BUILTIN_PLUGINS = (
     "piconv.converters.markdown",
     "piconv.converters.html",
     "piconv.redaction.hooks",
+    "piconv.converters.sqlite",
 )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from .errors import PluginError
 from .records import Frozen, frozen
@@ -63,6 +63,41 @@ output ``write`` makes of the whole document. It may raise
 file); the caller then discards what was written and calls ``write``."""
 
 
+class ArchiveStore(Protocol):
+    """An open archive file in the process that runs a directory conversion."""
+
+    notes: list[str]
+    """What the store had to do on opening (an unreadable file moved aside), for the user."""
+
+    def keys(self) -> Mapping[str, str | None]:
+        """Every session in the archive: its key and the SHA-256 of its source file."""
+
+    def add(self, key: str, payload: bytes, sha256: str | None, links: Mapping[str, str]) -> None:
+        """Put one session in (replacing an older version of it) atomically. ``links`` maps
+        a format name to the session's output of that format, relative to the archive."""
+
+    def close(self) -> Mapping[str, bytes]:
+        """Finish; returns files to write beside the archive (name -> bytes)."""
+
+
+class Archive(Protocol):
+    """What a format needs for a directory run to write it as one file (see docs/plugins.md)."""
+
+    file_name: str
+    """The archive's name at the top of the output directory."""
+
+    def payload(self, document: Document, options: Mapping[str, Any], report: Report) -> bytes:
+        """One session's contribution, made in the worker process."""
+
+    def open(self, path: str) -> ArchiveStore:
+        """The archive at ``path``, created if missing, checked and brought up to date."""
+
+    def search(
+        self, path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20
+    ) -> list[dict[str, Any]]:
+        """The best ``limit`` hits for ``query`` (``piconv search``)."""
+
+
 @frozen
 class Converter(Frozen):
     """An output format.
@@ -89,6 +124,8 @@ class Converter(Frozen):
     - ``write_stream``: optional; the same conversion from a session read entry by entry
       (see :data:`StreamWriteFunction`), for a format whose output follows the file. A
       conversion from a file then holds one entry at a time, not the whole document.
+    - ``archive``: optional; an :class:`Archive`: a directory run writes this format as
+      one file for the whole archive (a database) instead of one output per session.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -105,6 +142,7 @@ class Converter(Frozen):
     checks_while_writing: bool = False
     takes_leaf: bool = True
     write_stream: StreamWriteFunction | None = None
+    archive: Archive | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

@@ -84,7 +84,8 @@ def test_html_index_lists_every_session_by_project_under_a_strict_csp(tmp_path: 
     assert policy["style-src"] == [_sha(page.bodies["style"][0])] and len(page.bodies["style"]) == 1
     assert not [a for a in page.attrs_seen if a.startswith("on") or a == "style"]
     assert page.hidden_filter  # no JavaScript, no filter box: the table alone is the page
-    assert page.rows == 4 + 4  # a header row per project table (sub-folders are projects too), a row per session
+    # projects are named from the cwd: /work/p (two folders), /work/b and the evil one's
+    assert page.rows == 3 + 4  # a header row per project table, a row per session
     assert sorted(page.hrefs) == sorted(
         [
             "./--work-a--/2026-01-01_s1.html",
@@ -97,8 +98,18 @@ def test_html_index_lists_every_session_by_project_under_a_strict_csp(tmp_path: 
         assert text in html
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;/script&gt;" in html
     assert "&lt;b&gt;cwd&lt;/b&gt;" in html
-    # the projects are sorted, sessions grouped under them
-    assert html.index("--evil--") < html.index("--work-a--") < html.index("--work-b--")
+    # the projects are sorted, sessions grouped under them, each with its totals
+    assert html.index('data-project="b"') < html.index('data-project="b&gt;"') < html.index('data-project="p"')
+    assert "2 sessions, 4 turns, 60 tokens, $0.01" in html  # project p
+    assert "1 session, 2 turns, 30 tokens" in html
+    assert "4 sessions, 8 turns, 120 tokens, $0.02 in 3 projects" in html  # the archive
+    # readable dates (UTC, to the minute), the full time stamp kept for sorting
+    assert ">2026-01-01 00:00<" in html and 'data-v="2026-01-01T00:00:00.000Z"' in html
+    assert ":00.000Z<" not in html
+    # sortable columns (buttons made by the script), dark mode, a filter that says when nothing matches
+    assert html.count('data-sort="') == 3 * 7 and "<button" not in html.split("<script>")[0]
+    assert "prefers-color-scheme:dark" in html
+    assert 'id="nomatch" hidden' in html and "piconv search" in html
 
     before = snapshot(out)["index.html"]
     run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
@@ -197,3 +208,63 @@ def test_dask_local_cluster_writes_what_the_local_pool_writes(tmp_path: Path) ->
     strip = {k: v[1] for k, v in snapshot(tmp_path / "local").items()}
     assert strip == {k: v[1] for k, v in snapshot(tmp_path / "dask").items()}
     assert len(strip) == 3 * 3 + 1  # three formats for three sessions, and the index
+
+
+def test_titles_drop_pis_markup_tags(tmp_path: Path) -> None:
+    from piconv.facts import clean_title
+
+    assert clean_title("<user_message_time>Monday, 12:00</user_message_time>\n\nReview the <b>parser</b>.") == (
+        "Review the <b>parser</b>."  # pi's metadata block goes; other text stays as typed
+    )
+    assert clean_title("<project_context>x</project_context> go") == "x go"
+    src, out = tmp_path / "s", tmp_path / "o"
+    (src / "--w--").mkdir(parents=True)
+    (src / "--w--" / "t.jsonl").write_bytes(
+        conversation("t", prompt="<user_message_time>Monday, April 6, 2026</user_message_time>\n\nReview it")
+    )
+    run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
+    html = (out / "index.html").read_text()
+    assert ">Review it 0</a>" in html and "user_message_time" not in html and "April 6" not in html
+
+
+def test_the_index_in_a_browser_filters_says_when_nothing_matches_and_sorts(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing (.ci/run should install it)")
+        pytest.skip("chromium is not installed")
+    src, out = tmp_path / "s", tmp_path / "o"
+    make_tree(src)
+    run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
+
+    def dom(fragment: str) -> str:
+        with tempfile.TemporaryDirectory() as profile:
+            proc = subprocess.run(
+                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom",
+                 (out / "index.html").as_uri() + fragment],
+                capture_output=True, text=True, timeout=120,
+            )
+        return proc.stdout
+
+    nothing = dom("#q=zyzzyva")
+    assert '<p id="nomatch">' in nothing  # shown
+    assert "piconv search '<span id=\"nomatch-cmd\">zyzzyva</span>'" in nothing
+    assert all(f'data-project="{p}" hidden=""' in nothing for p in ("b", "p"))
+    some = dom("#q=write%20tests")
+    assert '<p id="nomatch" hidden="">' in some
+    assert 'data-project="b" hidden=""' in some and 'data-project="p" hidden=""' not in some
+    # the script made the sort buttons (none exist without it); a header sorts its table
+    assert some.count("<button") == 2 * 7
+    newest_first = dom("")
+    assert newest_first.index("write tests 0") < newest_first.index("fix the bug 0")
+    by_title = dom("#sort=session")
+    assert by_title.index("fix the bug 0") < by_title.index("write tests 0")
+    assert 'aria-sort="ascending"><button type="button">Session' in by_title
+    by_title_down = dom("#sort=-session&q=t")
+    assert by_title_down.index("write tests 0") < by_title_down.index("fix the bug 0")

@@ -32,6 +32,7 @@ from piconv.ir import (
     Usage,
     UsageRecord,
     UserMessage,
+    total_tokens,
 )
 
 from . import escape as esc
@@ -67,7 +68,7 @@ _ROLE_KEYS = {
     SystemMessage: "system",
     SummaryMessage: "summaries",
 }
-_TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
+_TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
 
 
@@ -137,6 +138,8 @@ def _token_totals(usages: list[Usage]) -> dict[str, int]:
                 if isinstance(v, int) and v >= 0:
                     total += v
         totals[field.removesuffix("_tokens")] = total
+    # a call without totalTokens (older pi sessions) counts its parts, as pi's statistics do
+    totals["total"] = sum(map(total_tokens, usages))
     return totals
 
 

@@ -27,6 +27,13 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     from ..redaction.cli import redaction_steps
 
     steps = redaction_steps(ns)
+    from .select import Selection, parse_date
+
+    selection = Selection(
+        parse_date(ns.since, "--since") if ns.since else None,
+        parse_date(ns.until, "--until") if ns.until else None,
+        ns.project or None,
+    )
     options = {}
     for name in ns.to:
         conv = get_format(name)
@@ -45,6 +52,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         recover_glued=ns.recover_glued,
         quiet=ns.quiet,
         filters=steps,
+        selection=selection,
     )
     if ns.report:
         data = dumps(summary.to_json(), indent=True) + b"\n"

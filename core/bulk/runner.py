@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
+from .archive import archive_result, close_stores, open_stores
 from .discover import (
     OutputInInput,
     Refused,
@@ -29,6 +30,7 @@ from .discover import (
 )
 from .manifest import Manifest, locked
 from .progress import Progress
+from .select import Selection, select
 from .summary import Summary
 from .timelimit import DEFAULT_SECONDS
 from .worker import FormatSpec, Task, clean_temps
@@ -44,9 +46,12 @@ class _Format:
     tag: str | None
     options: dict[str, Any]
     identity: dict[str, Any]
-    per_leaf: bool
     """What must be equal for an existing output to count as up to date: the plugin,
     its distribution and version, and a hash of the options it was written with."""
+    per_leaf: bool
+    archive: Any = None
+    """The format's :class:`piconv.registry.Archive` when a directory run writes it as one
+    file for the whole archive (a database), else None."""
 
 
 def _options_hash(options: Mapping[str, Any], validate: bool, recover_glued: bool) -> str:
@@ -101,7 +106,8 @@ def _formats(
         }
         if filters:
             identity["filters"] = _filters_identity(filters)
-        out.append(_Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf)))
+        archive = getattr(conv, "archive", None)
+        out.append(_Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf), archive))
     return out
 
 
@@ -123,12 +129,14 @@ def run_bulk(
     progress_stream: TextIO | None = None,
     registry: Any = None,
     filters: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    selection: Selection | None = None,
 ) -> Summary:
     """Convert every session below ``input_dir`` into ``output_dir`` in each of
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
     ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``).
     ``filters`` (``(name, options)`` steps, as :func:`piconv.apply_filters` takes) run on
-    each session before any format; the manifest records them, and a change reconverts."""
+    each session before any format; the manifest records them, and a change reconverts.
+    ``selection`` converts only the sessions it admits (``--since``, ``--until``, ``--project``)."""
     from .. import __version__
     from ..errors import OutputError, UsageError
     from ..registry import get_registry
@@ -168,13 +176,17 @@ def run_bulk(
         summary.temps_removed = clean_temps(real_out)
         manifest = Manifest(real_out)
         summary.manifest_dropped = manifest.dropped
+        stores = open_stores(fmts, real_out, summary)
         try:
             sources, refused = discover(real_in, exclude=real_out)
+            sources, summary.selected_out = select(sources, selection, manifest)
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
+            archived = {name: store.keys() for name, store in stores.items()}
             tasks, skipped, unsafe = _plan(
                 sources, manifest, fmts, real_in, real_out, force, validate, recover_glued, __version__, timeout,
                 tuple(filters),
+                archived,
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -195,6 +207,7 @@ def run_bulk(
             try:
                 for result in results:
                     try:
+                        archive_result(result, stores, fmts, manifest)
                         _record(result, manifest, fmts, summary, __version__)
                     except OSError as exc:
                         summary.fatal = f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
@@ -212,11 +225,13 @@ def run_bulk(
                 close = getattr(results, "close", None)
                 if close is not None:
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
+            summary.archives = close_stores(stores, real_out)
             try:
                 summary.indexes = _write_indexes(manifest, fmts, real_out)
             except OSError as exc:
                 summary.fatal = summary.fatal or f"{real_out}: cannot write the index: {exc.strerror or exc}"
         finally:
+            close_stores(stores, real_out, failed=True)  # those not closed above: an interrupted run
             try:
                 manifest.compact()
             except OSError as exc:  # the log as appended stays: whole lines, read by the next run
@@ -263,6 +278,7 @@ def _plan(
     version: str,
     timeout: float | None = None,
     filters: tuple[tuple[str, Mapping[str, Any]], ...] = (),
+    archived: Mapping[str, Mapping[str, str | None]] | None = None,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output."""
@@ -274,7 +290,10 @@ def _plan(
     for src in sources:
         try:
             specs = {
-                f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options) for f in fmts
+                f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options)
+                if f.archive is None
+                else FormatSpec(f.name, f.archive.file_name, f.options, archive=True)
+                for f in fmts
             }
             if guard is not None:
                 # By name only (no stat: a rerun stays cheap); the worker checks the
@@ -295,7 +314,9 @@ def _plan(
         current = [
             f.name
             for f in fmts
-            if rec is not None and _output_current(rec, f, specs[f.name], outdir, version)
+            if rec is not None
+            and _output_current(rec, f, specs[f.name], outdir, version)
+            and (f.archive is None or (archived or {}).get(f.name, {}).get(src.rel, "") == rec.get("sha256"))
         ]
         same_stat = rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns
         if same_stat and len(current) == len(fmts):
@@ -338,6 +359,8 @@ def _claim_names(
     claimed: dict[str, str] = {}
     for src, specs in planned:
         for name, spec in specs.items():
+            if spec.archive:
+                continue  # one file for every session
             claimed.setdefault(spec.rel_out, src.rel)
             if name in per_leaf:
                 claimed.setdefault("leaf:" + spec.rel_out, src.rel)
@@ -345,6 +368,8 @@ def _claim_names(
     for src, specs in planned:
         other = None
         for spec in specs.values():
+            if spec.archive:
+                continue
             owner = claimed[spec.rel_out]
             other = other or (owner if owner != src.rel else _leaf_owner(spec.rel_out, claimed, src.rel))
         if other is None:
@@ -435,3 +460,4 @@ def _write_indexes(manifest: Manifest, fmts: list[_Format], outdir: str) -> list
         if fmt.name in INDEXED_FORMATS:
             written.append(write_index(fmt.name, manifest.records.values(), outdir))
     return written
+

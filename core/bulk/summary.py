@@ -36,6 +36,12 @@ class Summary:
     """Manifest lines that were torn or malformed, dropped on load (those inputs are redone)."""
     fatal: str | None = None
     """Why the run stopped before its end (a full or read-only disk), or None."""
+    archives: list[str] = field(default_factory=list)
+    """The archive files written (``--to sqlite``: ``OUTDIR/archive.db``)."""
+    notes: list[str] = field(default_factory=list)
+    """What the run had to do that the user should know (a damaged archive moved aside)."""
+    selected_out: int = 0
+    """Sessions left out by ``--since``, ``--until`` or ``--project``."""
 
     @property
     def ok(self) -> bool:
@@ -71,6 +77,9 @@ class Summary:
             "failures_by_code": dict(sorted(self.failure_codes.items())),
             "failures": self.failures,
             "indexes": self.indexes,
+            "archives": self.archives,
+            "notes": self.notes,
+            "not_selected": self.selected_out,
             "manifest_records_dropped": self.manifest_dropped,
             "fatal": self.fatal,
         }
@@ -81,6 +90,10 @@ class Summary:
             f"piconv: {self.converted} converted, {skipped} skipped as up to date, "
             f"{self.failed + self.refused} failed ({human_bytes(self.bytes_converted)} in {human_time(self.seconds)})"
         ]
+        for note in self.notes:
+            lines.append(f"piconv: {note}")
+        if self.selected_out:
+            lines.append(f"piconv: {self.selected_out} sessions not selected (--since, --until, --project)")
         if self.manifest_dropped:
             lines.append(
                 f"piconv: manifest: {self.manifest_dropped} torn or malformed records dropped "

@@ -32,7 +32,6 @@ from .timelimit import TimedOut, time_limit
 
 LEGACY_TMP = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}\.piconv-tmp$")
 """The temporary names of earlier versions, still cleaned up after a killed run of one."""
-FIRST_PROMPT_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +42,9 @@ class FormatSpec:
     name: str
     rel_out: str
     options: dict[str, Any] = field(default_factory=dict)
+    archive: bool = False
+    """The format is written as one file for the whole run (``Converter.archive``): the
+    worker makes the session's payload and the parent process puts it in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +134,18 @@ def _run(task: Task, result: dict[str, Any]) -> None:
         result["filtered"] = {code: item.count for code, item in sorted(filtered.losses.items())}
     result["meta"] = session_meta(doc)
     from ..registry import get_registry
+    from ..report import Report
 
     registry = get_registry()
     guard = input_guard(task.root, os.path.realpath(task.outdir)) if task.root else None
     for spec in task.formats:
         try:
+            if spec.archive:
+                report = Report(spec.name, doc.session.source_path)
+                payload = registry.get(spec.name).archive.payload(doc, spec.options, report)
+                result.setdefault("payloads", {})[spec.name] = payload
+                result["outputs"][spec.name] = spec.rel_out
+                continue
             if registry.get(spec.name).per_leaf:
                 # one output per leaf, numbered in document order
                 targets = [(leaf_rel(spec.rel_out, n), leaf.id) for n, leaf in enumerate(doc.leaves(), 1)]
@@ -216,41 +225,8 @@ def clean_temps(outdir: str) -> int:
 
 
 def session_meta(doc: Any) -> dict[str, Any]:
-    """What the index shows about a session, computed while the document is in memory
-    so the index never has to read a session again."""
-    from ..inspect import summarize
+    """What the index shows about a session (:func:`piconv.facts.session_facts`), computed
+    while the document is in memory so the index never has to read a session again."""
+    from ..facts import session_facts
 
-    info = summarize(doc)
-    timestamps = [e.timestamp for e in doc.entries if isinstance(getattr(e, "timestamp", None), str)]
-    return {
-        "id": info.get("session_id"),
-        "name": info.get("name"),
-        "first_prompt": _first_prompt(doc),
-        "cwd": info.get("cwd"),
-        "created": info.get("created") or (timestamps[0] if timestamps else None),
-        "updated": max(timestamps) if timestamps else None,
-        "models": sorted(info.get("models") or {}),
-        "turns": (info.get("message_roles") or {}).get("user", 0),
-        "entries": info.get("entries", 0),
-        "tokens": (info.get("tokens") or {}).get("total", 0),
-        "cost": info.get("cost", 0.0),
-    }
-
-
-def _first_prompt(doc: Any) -> str | None:
-    from ..ir import MessageBody, Text, UserMessage
-
-    for entry in doc.path():
-        body = entry.body
-        if type(body) is MessageBody and type(body.message) is UserMessage:
-            content = body.message.content
-            if isinstance(content, str):
-                text = content
-            elif content:
-                text = " ".join(p.text for p in content if type(p) is Text and p.text)
-            else:
-                continue
-            text = " ".join(text.split())
-            if text:
-                return text[:FIRST_PROMPT_CHARS]
-    return None
+    return session_facts(doc)

@@ -1,0 +1,72 @@
+"""The archive formats of a directory run: one file for every session (``Converter.archive``).
+
+The parent process alone opens each archive (before planning, so a session missing from
+it, say after a damaged database was rebuilt, is converted again), puts in each
+session's payload as its result arrives, and closes it at the end, writing the files
+the format keeps beside it (the datasette metadata of ``sqlite``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .manifest import Manifest
+from .summary import Summary
+from .worker import write_atomic
+
+
+def open_stores(fmts: list[Any], outdir: str, summary: Summary) -> dict[str, Any]:
+    """Each archive format's store, opened; what opening had to do goes to the summary."""
+    stores: dict[str, Any] = {}
+    try:
+        for fmt in fmts:
+            if fmt.archive is not None:
+                store = fmt.archive.open(os.path.join(outdir, fmt.archive.file_name))
+                stores[fmt.name] = store
+                summary.notes.extend(store.notes)
+    except BaseException:
+        close_stores(stores, outdir, failed=True)
+        raise
+    return stores
+
+
+def archive_result(result: dict[str, Any], stores: Mapping[str, Any], fmts: list[Any], manifest: Manifest) -> None:
+    """Put the session's payloads in their archives. A failure costs that format of
+    that session (recorded as its error), never the run."""
+    payloads = result.pop("payloads", None) or {}
+    if not payloads:
+        return
+    rel = result["input"]
+    old = (manifest.get(rel) or {}).get("outputs") or {}
+    links = {name: out["path"] for name, out in old.items() if isinstance(out, dict) and isinstance(out.get("path"), str)}
+    links.update(result["outputs"])
+    for name, payload in payloads.items():
+        try:
+            stores[name].add(rel, payload, result.get("sha256"), links)
+        except Exception as exc:  # a database error costs this session's row, not the run
+            result["outputs"].pop(name, None)
+            result["errors"][name] = {"code": "bulk:archive-error", "message": f"{type(exc).__name__}: {exc}"}
+            result["status"] = "failed"
+
+
+def close_stores(stores: dict[str, Any], outdir: str, failed: bool = False) -> list[str]:
+    """Close every store still open (and forget it); write the files each keeps beside
+    itself unless the run ``failed``. Returns the archives' paths."""
+    written = []
+    while stores:
+        _name, store = stores.popitem()
+        extra = store.close()
+        written.append(store.path)
+        if not failed:
+            for file_name, data in (extra or {}).items():
+                path = os.path.join(outdir, file_name)
+                try:
+                    with open(path, "rb") as fh:
+                        if fh.read() == data:
+                            continue
+                except OSError:
+                    pass
+                write_atomic(path, data, outdir)
+    return written
