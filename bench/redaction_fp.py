@@ -38,7 +38,9 @@ def _spans(doc: piconv.ir.Document) -> list:  # type: ignore[name-defined]
     from piconv.redaction.rules import EnvAssignmentRule, UrlPasswordRule
     from piconv.redaction.scan import Scanner
 
-    redactor = Redactor(Scanner(gitleaks.load(), [UrlPasswordRule(), EnvAssignmentRule()], frozenset()), drop_images=False)
+    redactor = Redactor(
+        Scanner(gitleaks.load(), [UrlPasswordRule(), EnvAssignmentRule()], frozenset()), drop_images=False
+    )
     redactor._collect(doc.session)
     for entry in doc.entries:
         redactor._collect(entry)

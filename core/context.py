@@ -162,7 +162,12 @@ def _custom_message(entry: Entry, message: ExtensionMessage) -> ExtensionMessage
     """pi's ``createCustomMessage``: only the known members, content defaulting to []."""
     extra: dict[str, Any] = {}
     fields: dict[str, Any] = {}
-    for name, key in (("extension_type", "customType"), ("content", "content"), ("display", "display"), ("details", "details")):
+    for name, key in (
+        ("extension_type", "customType"),
+        ("content", "content"),
+        ("display", "display"),
+        ("details", "details"),
+    ):
         value = getattr(message, name)
         if value is not None:
             fields[name] = value

@@ -111,7 +111,9 @@ def summarize(doc: Document) -> dict[str, Any]:
         "roots": [e.id for e in doc.roots()],
         "leaf": doc.leaf_id,
         "leaves": [e.id for e in leaves],
-        "branch_points": [{"id": e.id, "children": [c.id for c in doc.children(e.id)]} for e in branch_points],
+        "branch_points": [
+            {"id": e.id, "children": [c.id for c in doc.children(e.id)]} for e in branch_points
+        ],
         "compactions": compactions,
         "labels": doc.labels(),
         "models": dict(sorted(models.items())),
@@ -154,7 +156,10 @@ def render_text(info: dict[str, Any]) -> str:
     if info["thinking_levels"]:
         row("thinking", " → ".join(info["thinking_levels"]))
     t = info["tokens"]
-    row("tokens", f"input {t['input']}, output {t['output']}, cache read {t['cache_read']}, cache write {t['cache_write']}, total {t['total']}")
+    row(
+        "tokens",
+        f"input {t['input']}, output {t['output']}, cache read {t['cache_read']}, cache write {t['cache_write']}, total {t['total']}",
+    )
     row("cost", f"${info['cost']:.6f}")
     if info["problems"]:
         lines.append("problems:")

@@ -119,7 +119,9 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
             from .errors import ValidationFailed
 
             shown = "; ".join(errors[:5])
-            raise ValidationFailed(f"ir output failed validation ({len(errors)} problems): {shown}", path=report.source)
+            raise ValidationFailed(
+                f"ir output failed validation ({len(errors)} problems): {shown}", path=report.source
+            )
     out.write(dumps(value, indent=bool(options.get("pretty"))))
     out.write(b"\n")
     report.entries_written = len(doc.entries)
@@ -148,7 +150,9 @@ def value_errors(value: Any) -> list[str]:
     from .validation import MAX_ERRORS, is_valid, schema_errors
 
     if not is_valid(__package__, SCHEMA, value):
-        return [f"line 1: {m}" for m in itertools.islice(schema_errors(__package__, SCHEMA, value), MAX_ERRORS)]
+        return [
+            f"line 1: {m}" for m in itertools.islice(schema_errors(__package__, SCHEMA, value), MAX_ERRORS)
+        ]
     return [f"line 1: {m}" for m in itertools.islice(reference_errors(value), MAX_ERRORS)]
 
 

@@ -26,13 +26,17 @@ def resolve_leaf(doc: Document, name: str) -> str:
     if len(labelled) == 1:
         return labelled[0]
     if len(labelled) > 1:
-        raise UsageError(f"--leaf {name!r}: the label is on {len(labelled)} entries ({_some(labelled)}); give an id", path=path)
+        raise UsageError(
+            f"--leaf {name!r}: the label is on {len(labelled)} entries ({_some(labelled)}); give an id",
+            path=path,
+        )
     matches = [e.id for e in doc.entries if e.id.startswith(name)]
     if len(matches) == 1:
         return matches[0]
     if matches:
         raise UsageError(
-            f"--leaf {name!r}: the prefix of {len(matches)} entry ids ({_some(matches)}); give more of the id", path=path
+            f"--leaf {name!r}: the prefix of {len(matches)} entry ids ({_some(matches)}); give more of the id",
+            path=path,
         )
     raise UsageError(f"--leaf {name!r}: no entry has this id, id prefix or label", path=path)
 

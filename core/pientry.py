@@ -201,7 +201,11 @@ if speedups is not None:
     # Well-formed message entries (nearly every line of a session) are built in C; the
     # roles read as extension messages keep their entry-level rule above in Python.
     load_entry = speedups.EntryLoader(
-        {role: pm._MESSAGE_LOADERS[role] for role, (cls, _t) in pm.ROLE_TABLES.items() if cls is not ExtensionMessage},
+        {
+            role: pm._MESSAGE_LOADERS[role]
+            for role, (cls, _t) in pm.ROLE_TABLES.items()
+            if cls is not ExtensionMessage
+        },
         MessageBody,
         Origin,
         Entry,

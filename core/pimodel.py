@@ -349,6 +349,7 @@ def with_content(message: Message, content: Any) -> Message:
 
 # --------------------------------------------------------------------------- misc
 
+
 def dump_model_ref(model: ModelRef) -> JSONDict:
     out: JSONDict = {}
     if model.provider is not None:

@@ -25,7 +25,12 @@ def dump_header(info: SessionInfo) -> dict[str, Any]:
     # a version 1 file has no version member: pi added it with version 2
     if info.source_version is not None and "version" not in info.extra and info.source_version != 1:
         out["version"] = info.source_version
-    for key, value in (("id", info.id), ("timestamp", info.created), ("cwd", info.cwd), ("parentSession", info.parent_session)):
+    for key, value in (
+        ("id", info.id),
+        ("timestamp", info.created),
+        ("cwd", info.cwd),
+        ("parentSession", info.parent_session),
+    ):
         if value is not None:
             out[key] = value
     out.update(info.extra)
@@ -72,7 +77,9 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
             if problem is not None:
                 from .errors import ValidationFailed
 
-                raise ValidationFailed(f"pi output failed validation: line {written + 1}: {problem}", path=report.source)
+                raise ValidationFailed(
+                    f"pi output failed validation: line {written + 1}: {problem}", path=report.source
+                )
         out.write(data)
         out.write(b"\n")
         written += 1

@@ -114,10 +114,20 @@ class PluginSet:
             reason = " ".join(str(exc).split())
             self.on_failure(f"plugin {origin.plugin!r} ({origin.distribution}) skipped: {reason}")
             return False
-        self.infos.append(PluginInfo(origin.plugin, origin.distribution, origin.version, tuple(sorted(set(implemented.values()))), builtin))
+        self.infos.append(
+            PluginInfo(
+                origin.plugin,
+                origin.distribution,
+                origin.version,
+                tuple(sorted(set(implemented.values()))),
+                builtin,
+            )
+        )
         return True
 
-    def _guard(self, plugin: object, implemented: dict[str, str], wrappers: set[str], origin: Origin) -> object:
+    def _guard(
+        self, plugin: object, implemented: dict[str, str], wrappers: set[str], origin: Origin
+    ) -> object:
         """A stand-in for ``plugin`` whose hook implementations record who is calling and
         turn an exception into a reported failure. Signatures and hookimpl options are
         the plugin's own (``functools.wraps`` keeps both), so pluggy sees no difference."""
@@ -134,7 +144,9 @@ class PluginSet:
             try:
                 return impl(*args, **kwargs)
             except Exception as exc:
-                self.on_failure(f"plugin {origin.plugin!r} ({origin.distribution}): {hook} failed: {type(exc).__name__}: {exc}")
+                self.on_failure(
+                    f"plugin {origin.plugin!r} ({origin.distribution}): {hook} failed: {type(exc).__name__}: {exc}"
+                )
                 return None
             finally:
                 self.calling = outer
@@ -152,7 +164,9 @@ class PluginSet:
 
 def load_builtins(plugins: PluginSet) -> None:
     for module_name in BUILTIN_PLUGINS:
-        plugins.add(importlib.import_module(module_name), Origin(module_name, "piconv", __version__), builtin=True)
+        plugins.add(
+            importlib.import_module(module_name), Origin(module_name, "piconv", __version__), builtin=True
+        )
 
 
 def _wanted() -> set[str] | None:

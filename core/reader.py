@@ -67,6 +67,8 @@ def _too_deep(raw: bytes, value: Any) -> bool:
         and len(raw.translate(None, _NOT_BRACKETS)) > MAX_DEPTH
         and depth_over(value, MAX_DEPTH)
     )
+
+
 # Big enough that per-chunk overhead vanishes, small enough to stay cache- and memory-friendly.
 CHUNK_BYTES = 4 * 1024 * 1024
 
@@ -298,7 +300,9 @@ class _LineReader:
     # -- problems ----------------------------------------------------------------------
     @staticmethod
     def _deep(lineno: int) -> Problem:
-        return Problem(lineno, "too-deep", f"arrays or objects nested deeper than {MAX_DEPTH} levels; skipped")
+        return Problem(
+            lineno, "too-deep", f"arrays or objects nested deeper than {MAX_DEPTH} levels; skipped"
+        )
 
     def _too_long(self, lineno: int, size: int) -> Problem:
         return Problem(

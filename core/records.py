@@ -56,7 +56,9 @@ class Frozen:
             else:
                 raise TypeError(f"{type(self).__name__}() missing required argument {name!r}")
         if kwargs:
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+            raise TypeError(
+                f"{type(self).__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}"
+            )
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

@@ -217,7 +217,9 @@ class Registry:
         converter; :meth:`settle` enters it once the hook call has returned."""
         origin = self._plugins.calling
         if origin is not None:
-            converter = replace(converter, plugin=origin.plugin, distribution=origin.distribution, version=origin.version)
+            converter = replace(
+                converter, plugin=origin.plugin, distribution=origin.distribution, version=origin.version
+            )
         self._pending.append(converter)
 
     def settle(self) -> None:

@@ -69,8 +69,8 @@ class Report:
         if not self.losses:
             lost = "nothing lost"
         else:
-            lost = ", ".join(f"{i.code}×{i.count}" for i in sorted(self.losses.values(), key=lambda i: i.code))
+            lost = ", ".join(
+                f"{i.code}×{i.count}" for i in sorted(self.losses.values(), key=lambda i: i.code)
+            )
         src = f"{self.source}: " if self.source else ""
-        return (
-            f"{src}{self.format}: {self.lines_read} lines read, {self.entries_written} written; {lost}"
-        )
+        return f"{src}{self.format}: {self.lines_read} lines read, {self.entries_written} written; {lost}"

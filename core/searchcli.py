@@ -24,7 +24,7 @@ def _parser() -> _Parser:
     p = _Parser(
         prog="piconv search",
         description="Full-text search of an archive a directory run wrote with --to sqlite. "
-        "QUERY is FTS5 syntax: words, \"a phrase\", prefix*, AND / OR / NOT, NEAR(a b, 5).",
+        'QUERY is FTS5 syntax: words, "a phrase", prefix*, AND / OR / NOT, NEAR(a b, 5).',
     )
     p.add_argument("query", metavar="QUERY")
     p.add_argument(
@@ -37,8 +37,12 @@ def _parser() -> _Parser:
     p.add_argument("--project", metavar="GLOB", help="only sessions whose project name or cwd matches GLOB")
     p.add_argument("--since", metavar="DATE", help="only entries on or after DATE (YYYY[-MM[-DD[THH:MM]]])")
     p.add_argument("--until", metavar="DATE", help="only entries on or before DATE (inclusive)")
-    p.add_argument("--role", metavar="ROLE", help="only entries of this role (user, assistant, tool, shell...)")
-    p.add_argument("--model", metavar="MODEL", help="only sessions that used a model whose name contains MODEL")
+    p.add_argument(
+        "--role", metavar="ROLE", help="only entries of this role (user, assistant, tool, shell...)"
+    )
+    p.add_argument(
+        "--model", metavar="MODEL", help="only sessions that used a model whose name contains MODEL"
+    )
     p.add_argument("--limit", "-n", type=int, default=20, metavar="N", help="at most N hits (default 20)")
     p.add_argument("--json", action="store_true", help="the hits as JSON")
     p.add_argument("--format", default="sqlite", metavar="FORMAT", help=argparse.SUPPRESS)
@@ -46,7 +50,9 @@ def _parser() -> _Parser:
     return p
 
 
-def search(archive: str, query: str, filters: dict[str, Any], limit: int = 20, fmt: str = "sqlite") -> list[dict[str, Any]]:
+def search(
+    archive: str, query: str, filters: dict[str, Any], limit: int = 20, fmt: str = "sqlite"
+) -> list[dict[str, Any]]:
     """The hits of ``query`` in ``archive``, by the archive format ``fmt``."""
     from .api import get_format
 

@@ -86,7 +86,7 @@ class _Builder:
             self.problem(
                 records[0].line if records else 0,
                 "missing-header",
-                "no session header line (type \"session\"); pi refuses such a file, piconv reads the entries",
+                'no session header line (type "session"); pi refuses such a file, piconv reads the entries',
             )
         return header
 
@@ -113,7 +113,9 @@ class _Builder:
                         if target.get("type") != "session":
                             if int(target_index) <= index:
                                 # already migrated (itself included): its new id
-                                new_id = entry_id if int(target_index) == index else result[int(target_index)][0]
+                                new_id = (
+                                    entry_id if int(target_index) == index else result[int(target_index)][0]
+                                )
                                 changes["firstKeptEntryId"] = new_id
                             else:
                                 # pi reads the target's id before migrating it: usually none
@@ -261,7 +263,9 @@ class _Builder:
             if parent_id is not None and type(parent_id) is not str:
                 overrides["parentId"] = parent_id
                 synthesized.add("parentId")
-                self.problem(line, "bad-parent", f"parentId {parent_id!r} is not a string; the entry becomes a root")
+                self.problem(
+                    line, "bad-parent", f"parentId {parent_id!r} is not a string; the entry becomes a root"
+                )
                 parent_id = None
             elif "parentId" not in raw:
                 synthesized.add("parentId")
@@ -280,7 +284,10 @@ class _Builder:
             if "parentId" not in e.origin.synthesized:
                 extra["parentId"] = e.parent_id
             entries[i] = replace(
-                e, parent_id=None, origin=replace(e.origin, synthesized=e.origin.synthesized | {"parentId"}), extra=extra
+                e,
+                parent_id=None,
+                origin=replace(e.origin, synthesized=e.origin.synthesized | {"parentId"}),
+                extra=extra,
             )
             self.problem(e.origin.line, code, message)
 
@@ -291,7 +298,11 @@ class _Builder:
             if parent is not None:
                 at = ids.get(parent)
                 if at is None:
-                    detach(i, "dangling-parent", f"parent {parent!r} does not exist; the entry becomes a root (as in pi)")
+                    detach(
+                        i,
+                        "dangling-parent",
+                        f"parent {parent!r} does not exist; the entry becomes a root (as in pi)",
+                    )
                 elif at >= i:
                     forward = True
         if not forward:
@@ -309,10 +320,14 @@ class _Builder:
                 parent = entries[i].parent_id
                 i = ids[parent] if parent is not None else None
             if i is not None and state[i] == 1:
-                cycle = chain[chain.index(i):]
+                cycle = chain[chain.index(i) :]
                 cut = min(cycle)
                 members = ", ".join(repr(entries[c].id) for c in sorted(cycle))
-                detach(cut, "parent-cycle", f"parent links form a cycle ({members}); cut here, the entry becomes a root")
+                detach(
+                    cut,
+                    "parent-cycle",
+                    f"parent links form a cycle ({members}); cut here, the entry becomes a root",
+                )
             for c in chain:
                 state[c] = 2
         return entries
@@ -328,7 +343,12 @@ class _Builder:
         known = {"type", "id", "timestamp", "cwd", "parentSession", "version"}
         extra = {k: v for k, v in header.items() if k not in known}
         fields: dict[str, Any] = {}
-        for key, name in (("id", "id"), ("timestamp", "created"), ("cwd", "cwd"), ("parentSession", "parent_session")):
+        for key, name in (
+            ("id", "id"),
+            ("timestamp", "created"),
+            ("cwd", "cwd"),
+            ("parentSession", "parent_session"),
+        ):
             value = header.get(key)
             if type(value) is str:
                 fields[name] = value
@@ -339,7 +359,9 @@ class _Builder:
         if header_rec is None:
             source_version = int(version)
         else:
-            source_version = raw_version if type(raw_version) is int else (1 if "version" not in header else None)
+            source_version = (
+                raw_version if type(raw_version) is int else (1 if "version" not in header else None)
+            )
         return SessionInfo(
             **fields,
             source_format="pi",
@@ -351,7 +373,9 @@ class _Builder:
         )
 
 
-def stream_document(items: Iterable[Any], source_path: str | None = None, problems: list[Any] | None = None) -> Document:
+def stream_document(
+    items: Iterable[Any], source_path: str | None = None, problems: list[Any] | None = None
+) -> Document:
     """A document straight from the reader's items (records and problems, in file order).
 
     A file that opens with a header of version 2 or later (every file pi writes today) is
@@ -406,4 +430,6 @@ class NotASession(Exception):
 
 def _looks_like_pi(value: dict[str, Any]) -> bool:
     kind = value.get("type")
-    return kind == "session" or (type(kind) is str and ("id" in value or "parentId" in value or "message" in value))
+    return kind == "session" or (
+        type(kind) is str and ("id" in value or "parentId" in value or "message" in value)
+    )

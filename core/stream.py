@@ -42,7 +42,9 @@ class SessionStream:
     once iteration has ended.
     """
 
-    def __init__(self, source: str | bytes | BinaryIO, source_path: str | None = None, *, recover_glued: bool = False) -> None:
+    def __init__(
+        self, source: str | bytes | BinaryIO, source_path: str | None = None, *, recover_glued: bool = False
+    ) -> None:
         self.source = source
         self.source_path = source_path
         self.recover_glued = recover_glued
@@ -62,7 +64,9 @@ class SessionStream:
             value = item.value
             raw_version = value.get("version") if value.get("type") == "session" else None
             if value.get("type") != "session" or js_number(raw_version) < 2:
-                raise NeedsWholeSession(item.line, "the file does not open with a header of version 2 or later")
+                raise NeedsWholeSession(
+                    item.line, "the file does not open with a header of version 2 or later"
+                )
             builder.check_header(item.line, value)
             builder.start((item.line, value), {})
             return builder.session_info((item.line, value), js_number(raw_version), raw_version, [])

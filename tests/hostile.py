@@ -71,7 +71,22 @@ strings = st.sampled_from(
     ]
 ) | st.text(max_size=8)
 numbers = st.sampled_from(
-    [0, -1, 1, 7, 2**53 + 1, 2**64, -(2**70), 1.5, -0.0, 1e300, 5e-324, Raw("1e400"), Raw("-1e400"), Raw("1E+999")]
+    [
+        0,
+        -1,
+        1,
+        7,
+        2**53 + 1,
+        2**64,
+        -(2**70),
+        1.5,
+        -0.0,
+        1e300,
+        5e-324,
+        Raw("1e400"),
+        Raw("-1e400"),
+        Raw("1E+999"),
+    ]
 ) | st.integers(-10, 10**6)
 scalars = st.none() | st.booleans() | numbers | strings
 
@@ -151,7 +166,13 @@ parts = st.one_of(
         {"id": call_ids, "name": tool_names, "arguments": json_values, "thoughtSignature": strings},
         type="toolCall",
     ),
-    obj({"data": st.sampled_from(["aGk=", "", "not base64!"]), "mimeType": st.sampled_from(["image/png", "text/html", ""])}, type="image"),
+    obj(
+        {
+            "data": st.sampled_from(["aGk=", "", "not base64!"]),
+            "mimeType": st.sampled_from(["image/png", "text/html", ""]),
+        },
+        type="image",
+    ),
     obj({"type": st.sampled_from(["video", "", "toolResult"])}),
     anything,
 )
@@ -186,7 +207,9 @@ messages = st.one_of(
     obj(
         {
             "content": content,
-            "sections": st.dictionaries(st.sampled_from(["preamble", "tools", "x"]), st.none() | strings, max_size=3),
+            "sections": st.dictionaries(
+                st.sampled_from(["preamble", "tools", "x"]), st.none() | strings, max_size=3
+            ),
             "toolsAdded": st.lists(tool_spec, max_size=3),
             "toolsRemoved": st.lists(tool_spec, max_size=2),
         },
@@ -204,7 +227,10 @@ messages = st.one_of(
         },
         role="bashExecution",
     ),
-    obj({"customType": strings, "content": content, "display": st.booleans(), "details": json_values}, role="custom"),
+    obj(
+        {"customType": strings, "content": content, "display": st.booleans(), "details": json_values},
+        role="custom",
+    ),
     obj({"summary": strings, "tokensBefore": numbers_ok, "fromId": ids}, role="branchSummary"),
     obj({"summary": strings, "tokensBefore": numbers_ok}, role="compactionSummary"),
     obj({"content": content}, role="alien"),
@@ -223,13 +249,19 @@ bodies: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "fromHook": st.booleans(),
         }
     ),
-    "branch_summary": obj({"fromId": ids, "summary": strings, "details": json_values, "fromHook": st.booleans()}),
-    "model_change": obj({"provider": st.sampled_from(["openai", "anthropic"]), "modelId": st.sampled_from(["gpt-4o", "x"])}),
+    "branch_summary": obj(
+        {"fromId": ids, "summary": strings, "details": json_values, "fromHook": st.booleans()}
+    ),
+    "model_change": obj(
+        {"provider": st.sampled_from(["openai", "anthropic"]), "modelId": st.sampled_from(["gpt-4o", "x"])}
+    ),
     "thinking_level_change": obj({"thinkingLevel": st.sampled_from(["off", "high", "insane"])}),
     "label": obj({"targetId": ids, "label": strings}),
     "session_info": obj({"name": strings}),
     "custom": obj({"customType": strings, "data": json_values}),
-    "custom_message": obj({"customType": strings, "content": content, "display": st.booleans(), "details": json_values}),
+    "custom_message": obj(
+        {"customType": strings, "content": content, "display": st.booleans(), "details": json_values}
+    ),
     "context_edit": obj(
         {"targetId": ids, "replacement": st.none() | st.fixed_dictionaries({"content": content}) | anything}
     ),

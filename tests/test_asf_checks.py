@@ -91,8 +91,13 @@ def test_canonical_ts_fast_path_equals_the_regex(chars: list[str]) -> None:
 
 @settings(max_examples=500)
 @given(
-    st.integers(0, 9999), st.integers(0, 13), st.integers(0, 32), st.integers(0, 24), st.integers(0, 60),
-    st.integers(0, 60), st.integers(0, 999),
+    st.integers(0, 9999),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.integers(0, 24),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.integers(0, 999),
 )
 def test_canonical_ts_fast_path_on_dates(y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int) -> None:
     text = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{ms:03d}Z"
@@ -113,10 +118,17 @@ def test_float_text_equals_number_text(x: float) -> None:
 
 keys = st.one_of(st.text(max_size=6), st.sampled_from(["\U0001f600", "\ue000", "a"]))
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**60), 2**60), st.floats(allow_nan=False, allow_infinity=False),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**60), 2**60),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=5),
 )
-values = st.recursive(scalars, lambda c: st.one_of(st.lists(c, max_size=4), st.tuples(c, c), st.dictionaries(keys, c, max_size=4)), max_leaves=25)
+values = st.recursive(
+    scalars,
+    lambda c: st.one_of(st.lists(c, max_size=4), st.tuples(c, c), st.dictionaries(keys, c, max_size=4)),
+    max_leaves=25,
+)
 
 
 @settings(max_examples=600)
@@ -134,7 +146,9 @@ def test_container_walk_equals_value_walk(value: Any) -> None:
 
 
 @pytest.mark.parametrize("fault", ["id-duplicate", "parent-unknown"])
-def test_an_id_written_twice_or_a_parent_not_written_stops_the_writer(fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_id_written_twice_or_a_parent_not_written_stops_the_writer(
+    fault: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A writer that repeated an id or named a parent it never wrote is stopped at that line."""
     import piconv
     from piconv.converters.asf.emit import Emitter

@@ -18,14 +18,20 @@ EXAMPLES = SHARED / "reference" / "asf" / "examples"
 # Keys mixing supplementary characters with U+E000-U+FFFF: where UTF-8 and UTF-16 orders part.
 keys = st.one_of(
     st.text(max_size=8),
-    st.text(alphabet=st.sampled_from(["a", "\ue000", "\uffff", "\U0001f600", "\U00010000", "z", "é"]), max_size=4),
+    st.text(
+        alphabet=st.sampled_from(["a", "\ue000", "\uffff", "\U0001f600", "\U00010000", "z", "é"]), max_size=4
+    ),
 )
 numbers = st.one_of(
     st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1),  # rfc8785's integer domain
     st.floats(allow_nan=False, allow_infinity=False),
 )
-scalars = st.one_of(st.none(), st.booleans(), numbers, st.text(alphabet=st.characters(exclude_categories=["Cs"])))
-values = st.recursive(scalars, lambda c: st.one_of(st.lists(c, max_size=5), st.dictionaries(keys, c, max_size=5)), max_leaves=30)
+scalars = st.one_of(
+    st.none(), st.booleans(), numbers, st.text(alphabet=st.characters(exclude_categories=["Cs"]))
+)
+values = st.recursive(
+    scalars, lambda c: st.one_of(st.lists(c, max_size=5), st.dictionaries(keys, c, max_size=5)), max_leaves=30
+)
 
 
 @settings(max_examples=600)
@@ -97,8 +103,16 @@ def test_big_integers_render_as_their_double(n: int) -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(1.0, "1"), (1e21, "1e+21"), (1e20, "100000000000000000000"), (1e-7, "1e-7"), (-0.0, "0"),
-     (2**60, "1152921504606847000"), (1152921504606847000, "1152921504606847000"), (0.000001, "0.000001")],
+    [
+        (1.0, "1"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (1e-7, "1e-7"),
+        (-0.0, "0"),
+        (2**60, "1152921504606847000"),
+        (1152921504606847000, "1152921504606847000"),
+        (0.000001, "0.000001"),
+    ],
 )
 def test_number_spellings(value: float, text: str) -> None:
     assert jcs.number_text(value) == text

@@ -47,8 +47,16 @@ NOT_REBUILT: dict[str, dict[int, str]] = {
         56: "blank-line",
     },
 }
-_SKIPPED = {"not-json", "not-object", "glued-objects", "truncated-line", "invalid-utf8", "nul-byte", "line-too-long",
-            "blank-line"}
+_SKIPPED = {
+    "not-json",
+    "not-object",
+    "glued-objects",
+    "truncated-line",
+    "invalid-utf8",
+    "nul-byte",
+    "line-too-long",
+    "blank-line",
+}
 
 
 def _name(path: Path) -> str:
@@ -103,7 +111,9 @@ def test_the_pi_file_is_rebuilt_line_by_line(path: Path) -> None:
     skipped = {i.line: i.code for i in doc.issues if i.code in _SKIPPED}
     assert {**skipped, **{line: "entry-refused" for line in refused}} == listed
     assert {i.code for i in rebuilt.issues} <= {"entry-refused"}
-    assert sorted(e.id for e in rebuilt.entries) == sorted(e.id for e in doc.entries if e.origin.line not in refused)
+    assert sorted(e.id for e in rebuilt.entries) == sorted(
+        e.id for e in doc.entries if e.origin.line not in refused
+    )
     got = rebuild_pi(data)
     want = _original(path.read_bytes(), set(listed))
     assert len(got) == len(want)
@@ -124,11 +134,15 @@ def test_the_hostile_session_exercises_what_it_claims() -> None:
 
 
 def test_normalised_names_and_values_are_put_back() -> None:
-    entry = {"data": {"\ufffdkey": "\ufffd", "s": "\ufffd lone", "n": 9007199254740992.0},
-             "normalised": [{"at": "/data/n", "was": "9007199254740993"},
-                            {"at": "/data/s", "was": '"\\ud800 lone"'},
-                            {"at": "/data/\ufffdkey", "was": '"\\udc00key"'},
-                            {"at": "/data/\ufffdkey", "was": '"\\udc01"'}]}
+    entry = {
+        "data": {"\ufffdkey": "\ufffd", "s": "\ufffd lone", "n": 9007199254740992.0},
+        "normalised": [
+            {"at": "/data/n", "was": "9007199254740993"},
+            {"at": "/data/s", "was": '"\\ud800 lone"'},
+            {"at": "/data/\ufffdkey", "was": '"\\udc00key"'},
+            {"at": "/data/\ufffdkey", "was": '"\\udc01"'},
+        ],
+    }
     assert restore(entry) == {"data": {"\udc00key": "\udc01", "s": "\ud800 lone", "n": 9007199254740993}}
 
 
@@ -137,15 +151,26 @@ def test_the_command_line_reads_asf_back_to_pi(tmp_path: Path) -> None:
     asf = tmp_path / "s.asf.jsonl"
     asf.write_bytes(_to_asf(source)[0])
     out = tmp_path / "s.jsonl"
-    run = subprocess.run([sys.executable, "-m", "piconv", str(asf), "--to", "pi", "-o", str(out)],
-                         capture_output=True, text=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "piconv", str(asf), "--to", "pi", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     assert [orjson.loads(x) for x in out.read_bytes().splitlines()] == _original(source.read_bytes(), set())
-    assert out.read_bytes().endswith(b"\n") and len(out.read_bytes().splitlines()) == len(source.read_bytes().splitlines())
+    assert out.read_bytes().endswith(b"\n") and len(out.read_bytes().splitlines()) == len(
+        source.read_bytes().splitlines()
+    )
 
     hostile = tmp_path / "h.asf.jsonl"
     hostile.write_bytes(_to_asf(HOSTILE)[0])
-    run = subprocess.run([sys.executable, "-m", "piconv", str(hostile), "--to", "pi", "--report", "-"],
-                         capture_output=True, check=False)
+    run = subprocess.run(
+        [sys.executable, "-m", "piconv", str(hostile), "--to", "pi", "--report", "-"],
+        capture_output=True,
+        check=False,
+    )
     assert run.returncode == 0 and b"entry-refused" in run.stderr and b"pi line 54" in run.stderr
-    assert len(run.stdout.splitlines()) == len(_original(HOSTILE.read_bytes(), set(NOT_REBUILT["rebuild-hostile.jsonl"])))
+    assert len(run.stdout.splitlines()) == len(
+        _original(HOSTILE.read_bytes(), set(NOT_REBUILT["rebuild-hostile.jsonl"]))
+    )

@@ -96,7 +96,9 @@ def _asf_parts(content: Any) -> list[tuple[Any, ...]]:
     return out
 
 
-def asf_turns(items: list[dict], sources: list[str], index: dict[str, dict], skip: set[str]) -> list[tuple[Any, ...]]:
+def asf_turns(
+    items: list[dict], sources: list[str], index: dict[str, dict], skip: set[str]
+) -> list[tuple[Any, ...]]:
     turns: list[tuple[Any, ...]] = []
     for item, source in zip(items, sources, strict=True):
         if index[source].get("legacy_id") in skip:
@@ -135,8 +137,11 @@ def assert_same_context_at_every_leaf(doc: ir.Document) -> None:
     # A context edit whose replacement is no content (pi then sets the message's content
     # to whatever it holds) has no ASF form (context-edit-not-applied): the messages it
     # targets are left out of the comparison. Replacing edits with content are compared.
-    replaced = {e.body.target_id for e in doc.entries
-                if type(e.body) is ir.ContextEdit and not e.body.omit and e.body.replacement is None}
+    replaced = {
+        e.body.target_id
+        for e in doc.entries
+        if type(e.body) is ir.ContextEdit and not e.body.omit and e.body.replacement is None
+    }
     checked = 0
     for leaf in doc.leaves():
         pi_ctx = doc.context(leaf.id)
@@ -184,9 +189,12 @@ def _convert_lines(tmp_path: Path, lines: list[str]) -> tuple[bytes, Report]:
 def test_refused_entry_is_a_valid_namespaced_entry(tmp_path: Path) -> None:
     # A non-finite number (1e400: the stdlib reads it as infinity) cannot be written: the entry is
     # refused. It used to keep its type (custom) without the members that type requires.
-    data, report = _convert_lines(tmp_path, [
-        '{"type":"custom","id":"a","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z","customType":"x","data":{"v":1e400}}',
-    ])
+    data, report = _convert_lines(
+        tmp_path,
+        [
+            '{"type":"custom","id":"a","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z","customType":"x","data":{"v":1e400}}',
+        ],
+    )
     assert validate_asf(data) == []
     entry = orjson.loads(data.splitlines()[-1])
     assert entry["type"] == "pi:refused" and entry["pi"]["type"] == "custom"
@@ -196,10 +204,13 @@ def test_refused_entry_is_a_valid_namespaced_entry(tmp_path: Path) -> None:
 def test_user_message_holding_assistant_parts(tmp_path: Path) -> None:
     # Parts a user message should not hold are kept aside verbatim; this used to crash
     # (dataclasses.asdict left the IR's empty extra mapping, which is no JSON value).
-    data, _ = _convert_lines(tmp_path, [
-        '{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"user",'
-        '"content":[{"type":"text","text":"a"},{"type":"toolCall","id":"c","name":"n","arguments":{}},{"type":"thinking","thinking":"t"}]}}',
-    ])
+    data, _ = _convert_lines(
+        tmp_path,
+        [
+            '{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"user",'
+            '"content":[{"type":"text","text":"a"},{"type":"toolCall","id":"c","name":"n","arguments":{}},{"type":"thinking","thinking":"t"}]}}',
+        ],
+    )
     assert validate_asf(data) == []
     kept = orjson.loads(data.splitlines()[-1])["pi"]["message"]["parts"]
     assert [p["part"]["kind"] for p in kept] == ["ToolCall", "Reasoning"]
@@ -210,28 +221,104 @@ def test_context_edits_replacing_content_round_trip(tmp_path: Path) -> None:
     # edit; ASF carries it as a pi:context_edit entry the context algorithm honours.
     T = "2026-01-02T03:04:%02d.000Z"
     lines = [
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": T % 1,
-         "message": {"role": "user", "content": "original question"}},
-        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": T % 2,
-         "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"},
-                                                       {"type": "text", "text": "calling"},
-                                                       {"type": "toolCall", "id": "c1", "name": "ls", "arguments": {}}],
-                     "provider": "p", "model": "m"}},
-        {"type": "message", "id": "r1", "parentId": "a1", "timestamp": T % 3,
-         "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "ls", "content": [{"type": "text", "text": "a b"}]}},
-        {"type": "custom_message", "id": "x1", "parentId": "r1", "timestamp": T % 4, "customType": "n", "content": "ext", "display": True},
-        {"type": "context_edit", "id": "e1", "parentId": "x1", "timestamp": T % 5, "targetId": "u1",
-         "replacement": {"content": [{"type": "text", "text": "edited question"}]}},
-        {"type": "context_edit", "id": "e2", "parentId": "e1", "timestamp": T % 6, "targetId": "r1",
-         "replacement": {"content": "short output"}},
-        {"type": "context_edit", "id": "e3", "parentId": "e2", "timestamp": T % 7, "targetId": "x1",
-         "replacement": {"content": "ext edited"}},
-        {"type": "context_edit", "id": "e4", "parentId": "e3", "timestamp": T % 8, "targetId": "u1",
-         "replacement": {"content": "edited again"}},  # the latest edit of a target wins
-        {"type": "message", "id": "u2", "parentId": "e4", "timestamp": T % 9, "message": {"role": "user", "content": "next"}},
-        {"type": "context_edit", "id": "e5", "parentId": "u2", "timestamp": T % 10, "targetId": "a1",
-         "replacement": {"content": "the turn, summarised"}},  # a whole model turn becomes one message
-        {"type": "message", "id": "u3", "parentId": "e3", "timestamp": T % 11, "message": {"role": "user", "content": "a branch"}},
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": T % 1,
+            "message": {"role": "user", "content": "original question"},
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": "u1",
+            "timestamp": T % 2,
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hm"},
+                    {"type": "text", "text": "calling"},
+                    {"type": "toolCall", "id": "c1", "name": "ls", "arguments": {}},
+                ],
+                "provider": "p",
+                "model": "m",
+            },
+        },
+        {
+            "type": "message",
+            "id": "r1",
+            "parentId": "a1",
+            "timestamp": T % 3,
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": "ls",
+                "content": [{"type": "text", "text": "a b"}],
+            },
+        },
+        {
+            "type": "custom_message",
+            "id": "x1",
+            "parentId": "r1",
+            "timestamp": T % 4,
+            "customType": "n",
+            "content": "ext",
+            "display": True,
+        },
+        {
+            "type": "context_edit",
+            "id": "e1",
+            "parentId": "x1",
+            "timestamp": T % 5,
+            "targetId": "u1",
+            "replacement": {"content": [{"type": "text", "text": "edited question"}]},
+        },
+        {
+            "type": "context_edit",
+            "id": "e2",
+            "parentId": "e1",
+            "timestamp": T % 6,
+            "targetId": "r1",
+            "replacement": {"content": "short output"},
+        },
+        {
+            "type": "context_edit",
+            "id": "e3",
+            "parentId": "e2",
+            "timestamp": T % 7,
+            "targetId": "x1",
+            "replacement": {"content": "ext edited"},
+        },
+        {
+            "type": "context_edit",
+            "id": "e4",
+            "parentId": "e3",
+            "timestamp": T % 8,
+            "targetId": "u1",
+            "replacement": {"content": "edited again"},
+        },  # the latest edit of a target wins
+        {
+            "type": "message",
+            "id": "u2",
+            "parentId": "e4",
+            "timestamp": T % 9,
+            "message": {"role": "user", "content": "next"},
+        },
+        {
+            "type": "context_edit",
+            "id": "e5",
+            "parentId": "u2",
+            "timestamp": T % 10,
+            "targetId": "a1",
+            "replacement": {"content": "the turn, summarised"},
+        },  # a whole model turn becomes one message
+        {
+            "type": "message",
+            "id": "u3",
+            "parentId": "e3",
+            "timestamp": T % 11,
+            "message": {"role": "user", "content": "a branch"},
+        },
     ]
     header = {"type": "session", "version": 3, "id": "s", "timestamp": T % 0, "cwd": "/x"}
     src = tmp_path / "edits.jsonl"
@@ -244,6 +331,12 @@ def test_context_edits_replacing_content_round_trip(tmp_path: Path) -> None:
     leaf = next(e["id"] for e in asf.entries if e["legacy_id"] == "e5")
     items = asf.context(leaf).items
     assert items[0]["content"] == [{"type": "input_text", "text": "edited again"}]
-    assert items[1] == {"type": "message", "role": "assistant", "status": "completed",
-                        "content": [{"type": "output_text", "text": "the turn, summarised", "annotations": []}]}
-    assert items[2]["type"] == "function_call_output" and items[2]["output"] == [{"type": "input_text", "text": "short output"}]
+    assert items[1] == {
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "the turn, summarised", "annotations": []}],
+    }
+    assert items[2]["type"] == "function_call_output" and items[2]["output"] == [
+        {"type": "input_text", "text": "short output"}
+    ]

@@ -68,11 +68,42 @@ def test_every_written_and_reference_line_is_valid_for_both(lines: list[dict[str
 # A value of each JSON type, and strings that break the schema's patterns (hash, ts, format,
 # namespaced type) or its enums, and ones that keep to them.
 WRONG: list[Any] = [
-    None, True, False, 0, -1, 1.5, 2.0, 2**60, "", "x", [], [{}], {}, {"type": "x"},
-    "sha256:" + "0" * 64, "sha256:" + "A" * 64, "sha256:" + "0" * 63, "sha256:" + "٣" * 64,
-    "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.50Z", "2026-01-01T00:00:60Z", "2026-01-01 00:00:00Z",
-    "2026-01-01T00:00:0٣Z", "2026-01-01T00:00:00+01:00", "agentsession/0.11", "agentsession/x",
-    "openresponses/1", "x-openresponses/1", "pi:x", "x:", ":x", "é:x", "completed", "done", "user", "tool",
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    2.0,
+    2**60,
+    "",
+    "x",
+    [],
+    [{}],
+    {},
+    {"type": "x"},
+    "sha256:" + "0" * 64,
+    "sha256:" + "A" * 64,
+    "sha256:" + "0" * 63,
+    "sha256:" + "٣" * 64,
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:00:00.50Z",
+    "2026-01-01T00:00:60Z",
+    "2026-01-01 00:00:00Z",
+    "2026-01-01T00:00:0٣Z",
+    "2026-01-01T00:00:00+01:00",
+    "agentsession/0.11",
+    "agentsession/x",
+    "openresponses/1",
+    "x-openresponses/1",
+    "pi:x",
+    "x:",
+    ":x",
+    "é:x",
+    "completed",
+    "done",
+    "user",
+    "tool",
 ]
 
 
@@ -108,7 +139,9 @@ def _samples(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_shape: dict[Any, list[dict[str, Any]]] = {}
     for v in values:
         item = v.get("item") if type(v.get("item")) is dict else {}
-        by_shape.setdefault((v.get("type"), item.get("type"), item.get("role"), tuple(sorted(v))), []).append(v)
+        by_shape.setdefault((v.get("type"), item.get("type"), item.get("role"), tuple(sorted(v))), []).append(
+            v
+        )
     rng = random.Random(7)
     return [x for group in by_shape.values() for x in rng.sample(group, 1)]
 
@@ -117,7 +150,9 @@ def test_mutated_lines_get_the_same_verdict(lines: list[dict[str, Any]]) -> None
     checked = rejected = 0
     for line in _samples(lines):
         for path in _paths(line):
-            for mutant in [_mutated(line, path, None, delete=True)] + [_mutated(line, path, w) for w in WRONG]:
+            for mutant in [_mutated(line, path, None, delete=True)] + [
+                _mutated(line, path, w) for w in WRONG
+            ]:
                 rejected += not _agree(mutant)
                 checked += 1
     assert checked > 3000 and rejected > 1000, (checked, rejected)
@@ -126,10 +161,18 @@ def test_mutated_lines_get_the_same_verdict(lines: list[dict[str, Any]]) -> None
 def test_errors_name_their_json_path() -> None:
     header, *entries = _written(next(p for p in corpus_files() if b'"toolCall"' in p.read_bytes()))
     call = next(e for e in entries if e["type"] == "item" and e["item"]["type"] == "function_call")
-    assert schemas.errors(_mutated(call, ("item", "call_id"), "")) == ['item/call_id: "" is shorter than 1 character']
-    assert schemas.errors(_mutated(call, ("item", "name"), None, delete=True)) == ['item: "name" is a required property']
-    assert schemas.errors(_mutated(header, ("format",), None, delete=True)) == ['(line): "format" is a required property']
-    report = validate_asf(b"".join(orjson.dumps(v) + b"\n" for v in [header, _mutated(call, ("item", "type"), 5)]))
+    assert schemas.errors(_mutated(call, ("item", "call_id"), "")) == [
+        'item/call_id: "" is shorter than 1 character'
+    ]
+    assert schemas.errors(_mutated(call, ("item", "name"), None, delete=True)) == [
+        'item: "name" is a required property'
+    ]
+    assert schemas.errors(_mutated(header, ("format",), None, delete=True)) == [
+        '(line): "format" is a required property'
+    ]
+    report = validate_asf(
+        b"".join(orjson.dumps(v) + b"\n" for v in [header, _mutated(call, ("item", "type"), 5)])
+    )
     assert [(i.line, i.code) for i in report if i.code == "schema"] == [(2, "schema")]
     assert any(i.message.startswith("item/type: 5 is not of type") for i in report)
 

@@ -165,7 +165,9 @@ def test_one_read_per_session_for_several_formats(tmp_path: Path, monkeypatch: p
     summary = run_bulk(str(src), str(out), ["ir", "pi", "html"], jobs=1, quiet=True)
     assert summary.converted == 3
     assert len(calls) == len(files)  # three formats, one load per session
-    assert sorted(opened) == sorted(os.path.join(os.path.realpath(src), r) for r in files)  # and one open of each input
+    assert sorted(opened) == sorted(
+        os.path.join(os.path.realpath(src), r) for r in files
+    )  # and one open of each input
     for rel in files:
         assert (out / rel.replace(".jsonl", ".html")).is_file()
 

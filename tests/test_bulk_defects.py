@@ -21,10 +21,16 @@ sys.path.insert(0, str(TESTS))
 from test_bulk import conversation  # noqa: E402
 
 
-def piconv(*args: str | os.PathLike[str], cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+def piconv(
+    *args: str | os.PathLike[str], cwd: Path | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONUTF8": "0"}
     return subprocess.run(
-        [sys.executable, "-m", "piconv", *map(str, args)], capture_output=True, cwd=cwd, timeout=timeout, env=env
+        [sys.executable, "-m", "piconv", *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        timeout=timeout,
+        env=env,
     )
 
 
@@ -117,7 +123,9 @@ def test_a_bad_manifest_record_is_reported_and_dropped(tmp_path: Path) -> None:
     assert piconv(src, "--to", "html", "-o", out).returncode == 0
     path = out / ".piconv-manifest.jsonl"
     lines = path.read_text().splitlines()
-    poisoned = [ln.replace('"tokens":', '"tokens":Infinity,"x":') if '"a.jsonl"' in ln else ln for ln in lines]
+    poisoned = [
+        ln.replace('"tokens":', '"tokens":Infinity,"x":') if '"a.jsonl"' in ln else ln for ln in lines
+    ]
     poisoned.append('{"v":1,"input":"c.jsonl","outputs":[],"meta":"x","status":"ok"}')
     path.write_text("\n".join(poisoned) + "\n")
     (out / "index.html").unlink()
@@ -248,7 +256,9 @@ def test_a_249_character_name_is_exported(tmp_path: Path) -> None:
 @contextlib.contextmanager
 def tmpfs(where: Path, size: str, *extra: str) -> Iterator[Path]:
     where.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
+    ).returncode:
         pytest.skip("needs root to mount a small file system")
     try:
         yield where

@@ -99,7 +99,9 @@ def test_html_index_lists_every_session_by_project_under_a_strict_csp(tmp_path: 
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;/script&gt;" in html
     assert "&lt;b&gt;cwd&lt;/b&gt;" in html
     # the projects are sorted, sessions grouped under them, each with its totals
-    assert html.index('data-project="b"') < html.index('data-project="b&gt;"') < html.index('data-project="p"')
+    assert (
+        html.index('data-project="b"') < html.index('data-project="b&gt;"') < html.index('data-project="p"')
+    )
     assert "2 sessions, 4 turns, 60 tokens, $0.01" in html  # project p
     assert "1 session, 2 turns, 30 tokens" in html
     assert "4 sessions, 8 turns, 120 tokens, $0.02 in 3 projects" in html  # the archive
@@ -213,7 +215,9 @@ def test_dask_local_cluster_writes_what_the_local_pool_writes(tmp_path: Path) ->
 def test_titles_drop_pis_markup_tags(tmp_path: Path) -> None:
     from piconv.facts import clean_title
 
-    assert clean_title("<user_message_time>Monday, 12:00</user_message_time>\n\nReview the <b>parser</b>.") == (
+    assert clean_title(
+        "<user_message_time>Monday, 12:00</user_message_time>\n\nReview the <b>parser</b>."
+    ) == (
         "Review the <b>parser</b>."  # pi's metadata block goes; other text stays as typed
     )
     assert clean_title("<project_context>x</project_context> go") == "x go"
@@ -245,10 +249,20 @@ def test_the_index_in_a_browser_filters_says_when_nothing_matches_and_sorts(tmp_
     def dom(fragment: str) -> str:
         with tempfile.TemporaryDirectory() as profile:
             proc = subprocess.run(
-                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 f"--user-data-dir={profile}", "--virtual-time-budget=3000", "--dump-dom",
-                 (out / "index.html").as_uri() + fragment],
-                capture_output=True, text=True, timeout=120,
+                [
+                    chromium,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--no-first-run",
+                    f"--user-data-dir={profile}",
+                    "--virtual-time-budget=3000",
+                    "--dump-dom",
+                    (out / "index.html").as_uri() + fragment,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
             )
         return proc.stdout
 

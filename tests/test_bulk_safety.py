@@ -118,10 +118,18 @@ def test_inputs_are_never_modified(tmp_path: Path) -> None:
 def test_leftover_temporary_files_are_cleaned_and_only_those(tmp_path: Path) -> None:
     out = tmp_path / "o"
     (out / "p").mkdir(parents=True)
-    ours = [out / "p" / ".piconv-0123456789ab.tmp", out / "p" / ".a.html.4242-deadbeef.piconv-tmp"]  # now, earlier
+    ours = [
+        out / "p" / ".piconv-0123456789ab.tmp",
+        out / "p" / ".a.html.4242-deadbeef.piconv-tmp",
+    ]  # now, earlier
     for o in ours:
         o.write_bytes(b"half")
-    users = [out / "p" / ".notes.tmp", out / "p" / "mine.piconv-tmp", out / "p" / ".piconv-mine.tmp", out / "p" / "a.html.123.tmp"]
+    users = [
+        out / "p" / ".notes.tmp",
+        out / "p" / "mine.piconv-tmp",
+        out / "p" / ".piconv-mine.tmp",
+        out / "p" / "a.html.123.tmp",
+    ]
     for u in users:
         u.write_bytes(b"keep")
     assert clean_temps(str(out)) == 2

@@ -39,7 +39,9 @@ def _leaf_goldens() -> list[tuple[Path, str, Path]]:
     return found
 
 
-@pytest.mark.parametrize(("path", "leaf", "golden"), _leaf_goldens(), ids=lambda v: getattr(v, "name", str(v)))
+@pytest.mark.parametrize(
+    ("path", "leaf", "golden"), _leaf_goldens(), ids=lambda v: getattr(v, "name", str(v))
+)
 def test_context_at_every_other_leaf_is_pis(path: Path, leaf: str, golden: Path) -> None:
     expected = orjson.loads(golden.read_bytes())
     doc = piconv.load(path)

@@ -22,8 +22,12 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src, out = root / "in", root / "out"
     (src / "--home-dev-alpha--").mkdir(parents=True)
     (src / "--home-dev-beta--").mkdir()
-    shutil.copy(REPO / "examples" / "basic.jsonl", src / "--home-dev-alpha--" / "2026-11-30T06-42-55-389Z_a.jsonl")
-    shutil.copy(REPO / "examples" / "branching.jsonl", src / "--home-dev-beta--" / "2026-11-30T06-42-56-000Z_b.jsonl")
+    shutil.copy(
+        REPO / "examples" / "basic.jsonl", src / "--home-dev-alpha--" / "2026-11-30T06-42-55-389Z_a.jsonl"
+    )
+    shutil.copy(
+        REPO / "examples" / "branching.jsonl", src / "--home-dev-beta--" / "2026-11-30T06-42-56-000Z_b.jsonl"
+    )
     run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
     return out
 

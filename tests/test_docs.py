@@ -29,12 +29,16 @@ def test_every_hook_is_documented_with_its_full_signature(hook: str) -> None:
     assert f"### {hook}({params})" in PLUGINS_DOC
 
 
-@pytest.mark.parametrize("field", [f for f in Converter.__dataclass_fields__ if f not in ("plugin", "distribution", "version")])
+@pytest.mark.parametrize(
+    "field", [f for f in Converter.__dataclass_fields__ if f not in ("plugin", "distribution", "version")]
+)
 def test_every_converter_field_is_documented(field: str) -> None:
     assert f"| `{field}` |" in PLUGINS_DOC
 
 
-@pytest.mark.parametrize("field", [f for f in Reader.__dataclass_fields__ if f not in ("plugin", "distribution", "version")])
+@pytest.mark.parametrize(
+    "field", [f for f in Reader.__dataclass_fields__ if f not in ("plugin", "distribution", "version")]
+)
 def test_every_reader_field_is_documented(field: str) -> None:
     table = PLUGINS_DOC.split("## The Reader declaration", 1)[1].split("\n## ", 1)[0]
     assert f"| `{field}` |" in table
@@ -48,7 +52,9 @@ def test_every_reader_has_its_mapping_document() -> None:
 
 
 def test_every_problem_code_is_documented() -> None:
-    text = (REPO / "docs" / "formats" / "pi.md").read_text() + (REPO / "docs" / "formats" / "pi-reader.md").read_text()
+    text = (REPO / "docs" / "formats" / "pi.md").read_text() + (
+        REPO / "docs" / "formats" / "pi-reader.md"
+    ).read_text()
     missing = [code for code in PROBLEM_CODES if f"`{code}`" not in text]
     assert not missing, missing
 

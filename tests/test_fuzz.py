@@ -33,7 +33,11 @@ settings.register_profile(
     "piconv-fuzz",
     max_examples=int(os.environ.get("PICONV_FUZZ_EXAMPLES", "40")),
     deadline=timedelta(seconds=20),
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 FUZZ = settings.get_profile("piconv-fuzz")
 

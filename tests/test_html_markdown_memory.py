@@ -12,7 +12,10 @@ def _rss_mib() -> int:
 
 
 def test_rendering_many_texts_keeps_memory_flat() -> None:
-    text = ("Some *markdown* with `code`, a [link](https://example.org) and a table.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n" * 1500)[:150_000]
+    text = (
+        "Some *markdown* with `code`, a [link](https://example.org) and a table.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        * 1500
+    )[:150_000]
     renderer = MarkdownRenderer(Highlighter())
     renderer.render(text)
     before = _rss_mib()

@@ -24,7 +24,11 @@ from piconv.irformat import SCHEMA, check_ir
 from piconv.jsonio import dumps
 from piconv.validation import load_schema, parse_json
 
-SOURCES = corpus_files() + sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl")) + sorted((REPO / "examples").glob("*.jsonl"))
+SOURCES = (
+    corpus_files()
+    + sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
+    + sorted((REPO / "examples").glob("*.jsonl"))
+)
 _ODD: tuple[Any, ...] = (None, -1, 1.5, True, "not-a-value", [], {}, [{"x": 1}])
 
 
@@ -59,7 +63,9 @@ def test_the_schema_names_exactly_the_fields_the_dataclasses_have() -> None:
         tag = props - names
         assert tag <= tags and len(tag) <= 1, (cls.__name__, tag)
         assert props - tag == names, cls.__name__
-    document = {f.name for f in dataclasses.fields(ir.Document) if not f.name.startswith("_")} - {"context_builder"}
+    document = {f.name for f in dataclasses.fields(ir.Document) if not f.name.startswith("_")} - {
+        "context_builder"
+    }
     assert set(_schema()["properties"]) == document | {"piconv_ir", "context"}
     assert typing.get_args(ir.Body) and len(defs["body"]["allOf"]) == len(typing.get_args(ir.Body))
     assert len(defs["message"]["allOf"]) == len(typing.get_args(ir.Message))
@@ -85,7 +91,11 @@ def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
 
 def _mutations(doc: dict[str, Any], rng: random.Random, count: int) -> Iterator[dict[str, Any]]:
     # a window of entries keeps each mutation small; the skeleton members stay mutable too
-    doc = {**doc, "entries": doc["entries"][:8], "context": {**doc["context"], "messages": doc["context"]["messages"][:4]}}
+    doc = {
+        **doc,
+        "entries": doc["entries"][:8],
+        "context": {**doc["context"], "messages": doc["context"]["messages"][:4]},
+    }
     paths = [p for p in _paths(doc) if not (len(p) > 1 and p[0] in ("session",) and p[1] == "extra")]
     for path in rng.sample(paths, min(count, len(paths))):
         new = copy.deepcopy(doc)
@@ -152,7 +162,9 @@ def test_schema_errors_name_their_path() -> None:
     assert check_ir(dumps({**doc, "piconv_ir": [9, 0]}))
 
 
-def test_a_conversion_whose_ir_breaks_the_schema_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_conversion_whose_ir_breaks_the_schema_fails(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import piconv.irformat
 
     real = piconv.irformat.document_to_json

@@ -83,7 +83,9 @@ def test_format_for_path(name: str, expected: str) -> None:
     assert piconv.format_for_path(name).name == expected
 
 
-@pytest.mark.parametrize(("name", "why"), [("out.json", "ir, openai"), ("out.jsonl", "asf, pi"), ("out", "no format")])
+@pytest.mark.parametrize(
+    ("name", "why"), [("out.json", "ir, openai"), ("out.jsonl", "asf, pi"), ("out", "no format")]
+)
 def test_format_for_path_refuses_when_not_exactly_one(name: str, why: str) -> None:
     with pytest.raises(piconv.UsageError, match=why):
         piconv.format_for_path(name)
@@ -92,7 +94,12 @@ def test_format_for_path_refuses_when_not_exactly_one(name: str, why: str) -> No
 def test_content_parts_carry_their_type() -> None:
     from piconv.irformat import to_json
 
-    parts = [ir.Text(text="a"), ir.Image(data="", media_type="image/png"), ir.Reasoning(text="r"), ir.ToolCall(name="t")]
+    parts = [
+        ir.Text(text="a"),
+        ir.Image(data="", media_type="image/png"),
+        ir.Reasoning(text="r"),
+        ir.ToolCall(name="t"),
+    ]
     for part in parts:
         assert to_json(part)["type"] == part.type
     assert [p.type for p in parts] == ["text", "image", "reasoning", "tool_call"]

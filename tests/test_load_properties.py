@@ -17,26 +17,58 @@ LINES = [line for p in SMALL for line in p.read_bytes().splitlines() if line.str
 
 ids = st.sampled_from(["a", "b", "c", "d", None, 7, "a"])
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3)
+    ),
     max_leaves=8,
 )
 entry_types = st.sampled_from(
-    ["message", "compaction", "branch_summary", "label", "context_edit", "custom_message", "model_change", "mystery"]
+    [
+        "message",
+        "compaction",
+        "branch_summary",
+        "label",
+        "context_edit",
+        "custom_message",
+        "model_change",
+        "mystery",
+    ]
 )
 
 
 @st.composite
 def entries(draw: st.DrawFn) -> dict:
-    entry = {"type": draw(entry_types), "id": draw(ids), "parentId": draw(ids), "timestamp": draw(st.sampled_from(["2026-01-01T00:00:00Z", "bad", 5]))}
+    entry = {
+        "type": draw(entry_types),
+        "id": draw(ids),
+        "parentId": draw(ids),
+        "timestamp": draw(st.sampled_from(["2026-01-01T00:00:00Z", "bad", 5])),
+    }
     kind = entry["type"]
     if kind == "message":
-        role = draw(st.sampled_from(["user", "assistant", "toolResult", "system", "bashExecution", "custom", "alien"]))
-        entry["message"] = {"role": role, "content": draw(st.none() | st.text(max_size=5) | st.lists(json_values, max_size=3))}
+        role = draw(
+            st.sampled_from(["user", "assistant", "toolResult", "system", "bashExecution", "custom", "alien"])
+        )
+        entry["message"] = {
+            "role": role,
+            "content": draw(st.none() | st.text(max_size=5) | st.lists(json_values, max_size=3)),
+        }
     elif kind == "compaction":
-        entry.update(summary=draw(st.text(max_size=5)), firstKeptEntryId=draw(ids), tokensBefore=draw(st.integers(0, 9)))
+        entry.update(
+            summary=draw(st.text(max_size=5)),
+            firstKeptEntryId=draw(ids),
+            tokensBefore=draw(st.integers(0, 9)),
+        )
     elif kind == "context_edit":
-        entry.update(targetId=draw(ids), replacement=draw(st.none() | st.fixed_dictionaries({"content": st.text(max_size=3)})))
+        entry.update(
+            targetId=draw(ids),
+            replacement=draw(st.none() | st.fixed_dictionaries({"content": st.text(max_size=3)})),
+        )
     elif kind == "label":
         entry.update(targetId=draw(ids), label=draw(st.none() | st.text(max_size=3)))
     entry.update(draw(st.dictionaries(st.sampled_from(["x", "extra", "message"]), json_values, max_size=2)))
@@ -51,7 +83,9 @@ def _check(data: bytes) -> None:
     headers = (1 if doc.session.line else 0) + len(doc.session.other_headers)
     problem_lines = {i.line for i in doc.issues if i.line}
     entry_lines = {e.origin.line for e in doc.entries}
-    header_lines = ({doc.session.line} if doc.session.line else set()) | {line for line, _v in doc.session.other_headers}
+    header_lines = ({doc.session.line} if doc.session.line else set()) | {
+        line for line, _v in doc.session.other_headers
+    }
     # every physical line is an entry, a header or a reported problem
     assert set(range(1, doc.lines_read + 1)) <= entry_lines | header_lines | problem_lines
     assert len(entry_lines) + headers <= doc.lines_read

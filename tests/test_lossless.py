@@ -57,14 +57,26 @@ def test_unknown_members_at_every_depth_survive() -> None:
             "api": "x-api",
             "provider": "p",
             "model": "m",
-            "usage": {"input": 1, "output": 2, "totalTokens": 3, "cost": {"total": 0.1, "tax": 0.01}, "gpu": "h100"},
+            "usage": {
+                "input": 1,
+                "output": 2,
+                "totalTokens": 3,
+                "cost": {"total": 0.1, "tax": 0.01},
+                "gpu": "h100",
+            },
             "stopReason": "toolUse",
             "diagnostics": [{"code": 1}],
             "timestamp": 1,
         },
     }
     odd = {"type": "teleport", "id": "b2", "parentId": "a1", "timestamp": "t", "where": "mars"}
-    wrong = {"type": "message", "id": "c3", "parentId": "b2", "timestamp": 5, "message": {"role": "user", "content": 42}}
+    wrong = {
+        "type": "message",
+        "id": "c3",
+        "parentId": "b2",
+        "timestamp": 5,
+        "message": {"role": "user", "content": 42},
+    }
     nulls = {"type": "label", "id": "d4", "parentId": "c3", "timestamp": "t", "targetId": "a1", "label": None}
     doc = piconv.load(session_bytes(entry, odd, wrong, nulls))
     assert [dump_entry(e) for e in doc.entries] == [entry, odd, wrong, nulls]
@@ -85,7 +97,13 @@ def test_unknown_members_at_every_depth_survive() -> None:
 def test_version_1_entries_write_back_without_the_ids_piconv_gave_them() -> None:
     data = session_bytes(
         {"type": "message", "timestamp": "t1", "message": {"role": "user", "content": "a", "timestamp": 1}},
-        {"type": "compaction", "timestamp": "t2", "summary": "s", "firstKeptEntryIndex": 1, "tokensBefore": 5},
+        {
+            "type": "compaction",
+            "timestamp": "t2",
+            "summary": "s",
+            "firstKeptEntryIndex": 1,
+            "tokensBefore": 5,
+        },
         header={"type": "session", "id": "x", "timestamp": "t0", "cwd": "/"},
     )
     doc = piconv.load(data)

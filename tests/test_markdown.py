@@ -22,7 +22,11 @@ from .conftest import REPO, corpus_files, corpus_ids
 
 HOSTILE_DIR = REPO / "tests" / "data" / "hostile"
 GOLDEN_DIR = REPO / "tests" / "data" / "markdown"
-GOLDEN_SOURCES = ("pi-generated/extensions", "pi-generated/images", "pi/twKrash__pi-session-inspector__branching")
+GOLDEN_SOURCES = (
+    "pi-generated/extensions",
+    "pi-generated/images",
+    "pi/twKrash__pi-session-inspector__branching",
+)
 
 
 def load(path: Path) -> Document:
@@ -129,7 +133,9 @@ def rendered_html(markdown_text: str) -> dict[str, str]:
     return {
         "cmark-gfm": cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE),
         "markdown-it": MarkdownIt("commonmark", {"html": True}).render(body),
-        "cmark-gfm, whole file": cmarkgfm.github_flavored_markdown_to_html(markdown_text, options=Options.CMARK_OPT_UNSAFE),
+        "cmark-gfm, whole file": cmarkgfm.github_flavored_markdown_to_html(
+            markdown_text, options=Options.CMARK_OPT_UNSAFE
+        ),
         "markdown-it, whole file": MarkdownIt("commonmark", {"html": True}).render(markdown_text),
     }
 
@@ -157,7 +163,13 @@ def test_hostile_markdown_file_reaches_every_field() -> None:
     assert fm["cwd"] == "/tmp/<script>alert(1)</script>\n---\n# not yaml"
     assert fm["session_id"].endswith("key: value \u2028")
     codes = {item.code for item in report.losses.values()}
-    assert {"image-invalid", "image-type-omitted", "unknown-part", "unknown-entry", "unknown-message"} <= codes
+    assert {
+        "image-invalid",
+        "image-type-omitted",
+        "unknown-part",
+        "unknown-entry",
+        "unknown-message",
+    } <= codes
     assert "surrogates-replaced" in codes
     # The unclosed fence in the user's text was closed before the next message.
     assert "\n### Assistant (m\\`\\<script" in text and "\n## 3. Shell command " in text
@@ -195,7 +207,9 @@ def test_escaped_markdown_has_no_html_and_no_top_level_heading(source: str) -> N
     md.validateLink = lambda url: True
     tokens = md.parse(safe + "\n\nafter\n")
     assert not [t for t in tokens if t.type == "html_block"]
-    inline_html = [c for t in tokens if t.type == "inline" for c in t.children or () if c.type == "html_inline"]
+    inline_html = [
+        c for t in tokens if t.type == "inline" for c in t.children or () if c.type == "html_inline"
+    ]
     assert not inline_html
     assert not [t for t in tokens if t.type == "heading_open" and t.level == 0 and t.tag in ("h1", "h2")]
     assert tokens[-2].content == "after"  # nothing left open swallows what follows
@@ -229,8 +243,8 @@ def test_checker_catches_broken_structure() -> None:
         "other anchor": text.replace('<a id="turn-1">', '<a id="x">', 1),
         "link to another fragment": text + "\n[x](#top)\n",
         "js link": text + "\n[x](javascript:alert(1))\n",
-        "front matter": text.replace("layout: \"path\"", "layout: path", 1),
-        "schema": text.replace("layout: \"path\"", "layout: \"other\"", 1),
+        "front matter": text.replace('layout: "path"', "layout: path", 1),
+        "schema": text.replace('layout: "path"', 'layout: "other"', 1),
     }
     for name, bad in broken.items():
         assert check(bad.encode("utf-8")), name
@@ -260,7 +274,9 @@ def _session(tmp_path: Path, *lines: str) -> Document:
         ("- ```\n  a\n", False),
     ],
 )
-def test_a_fence_at_the_end_is_closed_as_commonmark_reads_it(tmp_path: Path, ending: str, closed: bool) -> None:
+def test_a_fence_at_the_end_is_closed_as_commonmark_reads_it(
+    tmp_path: Path, ending: str, closed: bool
+) -> None:
     """A fence that ends the document, inside a container or not: the checker finds it
     closed exactly where CommonMark does (cmark's reading: a line added in the same
     container is code only if the fence was left open)."""
@@ -268,7 +284,11 @@ def test_a_fence_at_the_end_is_closed_as_commonmark_reads_it(tmp_path: Path, end
     prefix = ending[: len(ending) - len(ending.lstrip("> -"))].replace("-", " ")
     after = ending + ("" if ending.endswith("\n") else "\n") + prefix + "after\n"
     assert (re.search("<code>[^<]*after", cmarkgfm.markdown_to_html(after)) is None) is closed
-    text, _ = convert(_session(tmp_path, '{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}'))
+    text, _ = convert(
+        _session(
+            tmp_path, '{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}'
+        )
+    )
     problems = check((text + "\n" + ending).encode("utf-8"))
     assert (problems == []) is closed, problems
 
@@ -305,8 +325,14 @@ def test_an_escaped_lone_surrogate_in_front_matter_is_a_problem_not_a_crash() ->
     assert fmod.scalar("a\ud800") == '"a\ud800"'  # left for the writer to replace
     with pytest.raises(fmod.FrontMatterError, match="lone surrogate"):
         fmod.parse(['title: "a \\ud800"'])
-    doc = "---\n" + "\n".join(f"{k}: {v}" for k, v in {"title": '"\\ud800"', "models": "[]"}.items()) + "\n---\n"
-    assert check(doc.encode("utf-8")) == ["front matter: line 2: string holds an escaped lone surrogate (not a character)"]
+    doc = (
+        "---\n"
+        + "\n".join(f"{k}: {v}" for k, v in {"title": '"\\ud800"', "models": "[]"}.items())
+        + "\n---\n"
+    )
+    assert check(doc.encode("utf-8")) == [
+        "front matter: line 2: string holds an escaped lone surrogate (not a character)"
+    ]
 
 
 # -------------------------------------------------------------------------- options
@@ -364,6 +390,7 @@ def test_images_temporary_files_are_the_kind_a_run_cleans_up(
     from piconv.bulk.worker import clean_temps
 
     seen: list[str] = []
+
     def spy(src: str, dst: str, **kw: object) -> None:
         seen.append(src)
         raise KeyboardInterrupt  # killed between the write and the rename

@@ -128,7 +128,9 @@ def test_fence_for_matches_the_longest_run() -> None:
     from piconv.converters.markdown.escape import fence_for
 
     rnd = random.Random(7)
-    pieces = ["`", "a", "```", "\n", "é", "~~~"] + ["`" * n for n in (2, 4, 5, 7, 8, 9, 15, 16, 17, 33, 64, 100)]
+    pieces = ["`", "a", "```", "\n", "é", "~~~"] + [
+        "`" * n for n in (2, 4, 5, 7, 8, 9, 15, 16, 17, 33, 64, 100)
+    ]
     for _ in range(5000):
         text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
         longest = max((len(m) for m in re.findall("`+", text)), default=0)
@@ -144,7 +146,24 @@ def test_one_line_fast_path_matches_the_regex() -> None:
 
     spaces = re.compile(r"[\s\u2028\u2029\x85]+")
     rnd = random.Random(11)
-    pieces = [" ", "  ", "a", "b c", "\t", "\n", "\r", "\x00", "\u00a0", "\u2003", "\u2028", "\x85", "\x0b", "é", "中", "\U0001f600"]
+    pieces = [
+        " ",
+        "  ",
+        "a",
+        "b c",
+        "\t",
+        "\n",
+        "\r",
+        "\x00",
+        "\u00a0",
+        "\u2003",
+        "\u2028",
+        "\x85",
+        "\x0b",
+        "é",
+        "中",
+        "\U0001f600",
+    ]
     for _ in range(5000):
         text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10)))
         for limit in (0, 3, 80):

@@ -22,16 +22,26 @@ from piconv.converters.markdown.render import HUGE_TEXT_CHARS
 def comb(forks: int) -> bytes:
     """A session whose every prompt has a second, abandoned prompt beside its reply: a
     branch point per turn, each branch nested in the one before."""
-    lines = [{"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}]
+    lines = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
+    ]
     parent = None
     ts = "2026-01-01T00:00:01.000Z"
     for i in range(forks):
         user = {"role": "user", "content": f"prompt {i}", "timestamp": 1}
         lines.append({"type": "message", "id": f"u{i}", "parentId": parent, "timestamp": ts, "message": user})
-        reply = {"role": "assistant", "content": [{"type": "text", "text": f"reply {i}"}], "stopReason": "stop"}
-        lines.append({"type": "message", "id": f"a{i}", "parentId": f"u{i}", "timestamp": ts, "message": reply})
+        reply = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": f"reply {i}"}],
+            "stopReason": "stop",
+        }
+        lines.append(
+            {"type": "message", "id": f"a{i}", "parentId": f"u{i}", "timestamp": ts, "message": reply}
+        )
         side = {"role": "user", "content": f"side {i}", "timestamp": 1}
-        lines.append({"type": "message", "id": f"x{i}", "parentId": f"u{i}", "timestamp": ts, "message": side})
+        lines.append(
+            {"type": "message", "id": f"x{i}", "parentId": f"u{i}", "timestamp": ts, "message": side}
+        )
         parent = f"a{i}"
     return "\n".join(json.dumps(x) for x in lines).encode() + b"\n"
 
@@ -41,7 +51,13 @@ def huge(chars: int) -> bytes:
     text = "A long paste\n" + unit * (chars // len(unit))
     head = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}
     msg = {"role": "user", "content": text, "timestamp": 1}
-    entry = {"type": "message", "id": "u", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z", "message": msg}
+    entry = {
+        "type": "message",
+        "id": "u",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": msg,
+    }
     return (json.dumps(head) + "\n" + json.dumps(entry) + "\n").encode()
 
 
@@ -82,7 +98,9 @@ def test_one_huge_message_takes_linear_time_and_bounded_memory(tmp_path: Path) -
     with open(tmp_path / "out.md", "wb") as target:
         tracemalloc.start()
         try:
-            write(large, target, {"images": "omit", "validate": True, "output_path": None}, Report("markdown"))
+            write(
+                large, target, {"images": "omit", "validate": True, "output_path": None}, Report("markdown")
+            )
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()

@@ -196,7 +196,9 @@ def test_heading_tokens_match_markdown_it(line: str) -> None:
     """The cut heading's tokens are made by hand: they must be what markdown-it makes."""
     parsed = tokens.parser().parse(line + "\ntext\n")
     mine = tokens.heading_tokens(line + "\ntext\n")
-    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [(t.type, t.tag, t.level, t.map) for t in parsed[:2]]
+    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [
+        (t.type, t.tag, t.level, t.map) for t in parsed[:2]
+    ]
     assert mine[1].content == parsed[1].content
 
 
@@ -240,7 +242,10 @@ def _call_mutations(text: str) -> dict[str, tuple[str, bool | None]]:
         "details left open in a result": (head + call + tail.replace("\n\n</details>\n", "\n\n", 1), True),
         "plain paragraph in a pre block": (head + "\n\n<pre>\n\nPlain words\n\n</pre>" + call + tail, True),
         "plain paragraph in a comment": (head + "\n\n<!--\n\nPlain words\n\n-->" + call + tail, True),
-        "plain paragraph after a list fence": (head + "\n\n- item\n\n  ```\n\nPlain words" + call + tail, None),
+        "plain paragraph after a list fence": (
+            head + "\n\n- item\n\n  ```\n\nPlain words" + call + tail,
+            None,
+        ),
         "plain paragraph as a setext heading": (head + "\n\nPlain words\n---" + call + tail, True),
         "plain paragraph in a quote": (head + "\n\n> quote\n\nPlain <b>words</b>" + call + tail, True),
     }
@@ -301,22 +306,39 @@ def _prose_mutations(text: str) -> dict[str, tuple[str, bool | None]]:
     return {
         "a list left out": (head + item + tail.lstrip("\n"), False),
         "inline HTML in a list": (head + item.replace("second", "second <b>x</b>") + tail.lstrip("\n"), True),
-        "javascript link in a list": (head + item.replace("second", "[x](javascript:y)") + tail.lstrip("\n"), True),
+        "javascript link in a list": (
+            head + item.replace("second", "[x](javascript:y)") + tail.lstrip("\n"),
+            True,
+        ),
         "setext title in a paragraph": (head + "\n\nWords\n===\n\n" + tail.lstrip("\n"), True),
-        "setext heading in a list": (head + item.replace("continued", "continued\n  ---") + tail.lstrip("\n"), None),
+        "setext heading in a list": (
+            head + item.replace("continued", "continued\n  ---") + tail.lstrip("\n"),
+            None,
+        ),
         "counted heading in a paragraph": (head + "\n\nWords\n## 1. Again\n\n" + tail.lstrip("\n"), True),
         "indented heading in a paragraph": (head + "\n\nWords\n   # Title\n\n" + tail.lstrip("\n"), True),
         "deeper heading in a paragraph": (head + "\n\nWords\n#### Deeper\n\n" + tail.lstrip("\n"), False),
         "fence opened in a paragraph": (head + "\n\nWords\n```\n\n" + tail.lstrip("\n"), None),
         "list continued by an indented block": (head + item + "  <div>x</div>\n\n" + tail.lstrip("\n"), True),
-        "list continued after two blank lines": (head + item + "\n  <div>x</div>\n\n" + tail.lstrip("\n"), True),
-        "quote then a plain line": (head + "\n\n> quoted\nlazy\n\n" + tail.lstrip("\n"), False),
-        "turn heading out of sequence between prose": (head + "\n\nWords\n\n" + wrong + "More words\n\n" + tail.lstrip("\n"), True),
-        "thinking holding HTML": (
-            head + "\n\n<details>\n<summary>Thinking</summary>\n\nWords <i>x</i>\n\n</details>\n\n" + tail.lstrip("\n"),
+        "list continued after two blank lines": (
+            head + item + "\n  <div>x</div>\n\n" + tail.lstrip("\n"),
             True,
         ),
-        "thinking left open": (head + "\n\n<details>\n<summary>Thinking</summary>\n\nWords\n\n" + tail.lstrip("\n"), True),
+        "quote then a plain line": (head + "\n\n> quoted\nlazy\n\n" + tail.lstrip("\n"), False),
+        "turn heading out of sequence between prose": (
+            head + "\n\nWords\n\n" + wrong + "More words\n\n" + tail.lstrip("\n"),
+            True,
+        ),
+        "thinking holding HTML": (
+            head
+            + "\n\n<details>\n<summary>Thinking</summary>\n\nWords <i>x</i>\n\n</details>\n\n"
+            + tail.lstrip("\n"),
+            True,
+        ),
+        "thinking left open": (
+            head + "\n\n<details>\n<summary>Thinking</summary>\n\nWords\n\n" + tail.lstrip("\n"),
+            True,
+        ),
     }
 
 
@@ -380,7 +402,6 @@ def test_headings_a_sentinel_stands_for_keep_their_lines() -> None:
     assert checker.check(bad.encode("utf-8")) == whole
 
 
-
 @pytest.mark.parametrize(
     ("suffix", "problem"),
     [
@@ -407,6 +428,7 @@ def test_headings_a_sentinel_stands_for_get_the_inline_checks(suffix: str, probl
     line = bad[:at].count("\n") + 1
     expected = problem or "link to a non-http(s) target"
     assert any(p.startswith(f"line {line}: {expected}") for p in verdict), verdict[:3]
+
 
 # ------------------------------------------------- the one-regex path through calls and results
 
@@ -440,7 +462,12 @@ def _random_block(rng: Any) -> str:
     result = "".join(_random_fence(rng) for _ in range(rng.randrange(4)))
     if rng.random() < 0.2:
         result += "Plain words\n\n"
-    details = "<details>\n<summary>Result</summary>\n\n" + result + "</details>\n" + rng.choice(("\n", "\n", "", "x"))
+    details = (
+        "<details>\n<summary>Result</summary>\n\n"
+        + result
+        + "</details>\n"
+        + rng.choice(("\n", "\n", "", "x"))
+    )
     return "**Tool call** `t`\n\n" + fences + details
 
 
@@ -532,13 +559,19 @@ def _random_prose(rng: Any) -> str:
     """A block of lines that a check may or may not read, then what follows it."""
     lines = [rng.choice(_PROSE_LINES) for _ in range(rng.randrange(1, 5))]
     if rng.random() < 0.5:
-        lines = [line for line in lines if line[0] not in "#<[ \t=-" and "```" not in line and "~~~" not in line] or ["Words"]
-    after = rng.choice(("\n\nNext\n", "\n\nNext\n", "\n\n  indented\n", "\n\n\n", "\n\n", "\nmore\n\nNext\n", ""))
+        lines = [
+            line for line in lines if line[0] not in "#<[ \t=-" and "```" not in line and "~~~" not in line
+        ] or ["Words"]
+    after = rng.choice(
+        ("\n\nNext\n", "\n\nNext\n", "\n\n  indented\n", "\n\n\n", "\n\n", "\nmore\n\nNext\n", "")
+    )
     return "\n\n" + "\n".join(lines) + after
 
 
 @pytest.mark.parametrize("turn_level", [2, 3])
-def test_prose_regex_ends_where_the_python_path_ends(monkeypatch: pytest.MonkeyPatch, turn_level: int) -> None:
+def test_prose_regex_ends_where_the_python_path_ends(
+    monkeypatch: pytest.MonkeyPatch, turn_level: int
+) -> None:
     """A prose block is taken by one regex where it can; where it matches, the block ends
     exactly where the step-by-step path says, also on a buffer cut short."""
     import random

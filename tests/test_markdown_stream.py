@@ -39,7 +39,9 @@ def whole_body(path: Path, all_branches: bool) -> str:
     it rendered in batches)."""
     doc = piconv.load(path)
     report = Report("markdown")
-    renderer = Renderer(report, Images("omit", report, None, doc.session.id), 3 if all_branches else 2, doc.labels())
+    renderer = Renderer(
+        report, Images("omit", report, None, doc.session.id), 3 if all_branches else 2, doc.labels()
+    )
     if not all_branches:
         return "\n".join(renderer.render(doc.path(None)))
     blocks: list[str] = []
@@ -77,7 +79,9 @@ def test_the_turns_counted_before_rendering_are_the_turns_rendered(path: Path, a
     doc = piconv.load(path)
     report = Report("markdown")
     renderer = Renderer(report, Images("omit", report, None, doc.session.id), 2, doc.labels())
-    runs = [renderer.plan(s.entries) for s in segments(doc)] if all_branches else [renderer.plan(doc.path(None))]
+    runs = (
+        [renderer.plan(s.entries) for s in segments(doc)] if all_branches else [renderer.plan(doc.path(None))]
+    )
     announced = sum(run.turns for run in runs)
     for run in runs:
         for _ in renderer.batches(run):
@@ -87,7 +91,9 @@ def test_the_turns_counted_before_rendering_are_the_turns_rendered(path: Path, a
 
 def test_a_wrong_turn_count_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     real = Renderer._pair
-    monkeypatch.setattr(Renderer, "_pair", lambda self, entries: (*real(self, entries)[:2], []))  # 0 turns announced
+    monkeypatch.setattr(
+        Renderer, "_pair", lambda self, entries: (*real(self, entries)[:2], [])
+    )  # 0 turns announced
     with pytest.raises(RuntimeError, match="turn headings written"):
         convert(HOSTILE)
 

@@ -98,7 +98,15 @@ def test_js_stringify_through_orjson_equals_the_exact_path() -> None:
     every_char = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF) + "\U0001f600\U0010ffff"
     values: list[Any] = [
         every_char,
-        {"path": "a/b.ts", "n": 2**53, "m": -(2**53), "ok": True, "no": False, "none": None, "list": [1, "x", [], {}]},
+        {
+            "path": "a/b.ts",
+            "n": 2**53,
+            "m": -(2**53),
+            "ok": True,
+            "no": False,
+            "none": None,
+            "list": [1, "x", [], {}],
+        },
         {"x": {"y": [{"z": "\u2028\u2029\x7f\x00"}]}},
         (1, "tuple"),
         [],

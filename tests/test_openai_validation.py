@@ -105,7 +105,11 @@ def test_bad_enum_and_const_values_are_named_with_their_path() -> None:
         "model": "gpt-4o",
         "messages": [
             {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x", "detail": "huge"}}]},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "nope", "function": {"name": "f", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "a", "type": "nope", "function": {"name": "f", "arguments": "{}"}}],
+            },
         ],
     }
     errors = check(orjson.dumps(body))
@@ -124,7 +128,9 @@ def test_a_lone_surrogate_is_judged_by_jsonschema() -> None:
     assert not _valid({**body, "messages": [{"role": "user", "content": 1}]})
 
 
-def test_a_conversion_whose_request_breaks_the_schema_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_conversion_whose_request_breaks_the_schema_fails(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from piconv.converters.openai import request
 
     real = request.build_request

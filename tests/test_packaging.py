@@ -116,6 +116,10 @@ def test_version_says_not_built_where_the_accelerator_is_missing(tmp_path: Path)
     env.pop("PICONV_PURE_PYTHON", None)
     # -S: without site-packages, where this checkout's editable install would find core/'s build
     line = subprocess.run(
-        [sys.executable, "-S", "-m", "piconv", "--version"], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-S", "-m", "piconv", "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert line == f"piconv {piconv.__version__} (C accelerator: not built: pure Python, slower)\n"

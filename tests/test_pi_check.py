@@ -35,7 +35,9 @@ def test_line_problems() -> None:
 
 
 def test_a_line_over_the_reader_s_limit_fails_the_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = session_bytes({"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "x" * 200}})
+    data = session_bytes(
+        {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "x" * 200}}
+    )
     piconv.convert(data, "pi", io.BytesIO())
     monkeypatch.setattr(piconv.reader, "MAX_LINE_BYTES", 150)
     with pytest.raises(piconv.ValidationFailed, match=r"line 2: \[line-too-long\]"):
@@ -46,14 +48,20 @@ def test_a_line_over_the_reader_s_limit_fails_the_conversion(monkeypatch: pytest
 
 
 def test_a_header_that_is_not_one_fails_the_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = session_bytes({"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}})
+    data = session_bytes(
+        {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}}
+    )
     monkeypatch.setattr(piconv.piwrite, "dump_header", lambda info: {"type": "message"})
     with pytest.raises(piconv.ValidationFailed, match=r"line 1: \[not-a-header\]"):
         piconv.convert(data, "pi", io.BytesIO())
 
 
 def test_validate_reports_every_unreadable_line() -> None:
-    data = session_bytes({"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}}, b"not json", b"[1]")
+    data = session_bytes(
+        {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}},
+        b"not json",
+        b"[1]",
+    )
     errors = check_pi(data)
     assert [e.split(":")[0] for e in errors] == ["line 3", "line 4"], errors
     assert "[not-json]" in errors[0] and "[not-object]" in errors[1]

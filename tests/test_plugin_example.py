@@ -18,15 +18,31 @@ EXAMPLE = REPO / "examples" / "basic.jsonl"
 def plugin_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(PLUGIN)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(PLUGIN),
+        ],
         check=True,
     )
     return target
 
 
 def run(args: list[str], path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")]), **env}
-    return subprocess.run([sys.executable, "-m", "piconv", *args], capture_output=True, text=True, env=environ)
+    environ = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(path), os.environ.get("PYTHONPATH", "")]),
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "piconv", *args], capture_output=True, text=True, env=environ
+    )
 
 
 def test_installed_plugin_is_listed(plugin_path: Path) -> None:
@@ -34,7 +50,9 @@ def test_installed_plugin_is_listed(plugin_path: Path) -> None:
     assert formats.returncode == 0, formats.stderr
     assert "turns" in formats.stdout and "piconv-turns" in formats.stdout
     plugins = run(["--list-plugins"], plugin_path)
-    assert "turns  piconv-turns 0.1.0  [plugin]  hooks: register_converters, register_readers" in plugins.stdout
+    assert (
+        "turns  piconv-turns 0.1.0  [plugin]  hooks: register_converters, register_readers" in plugins.stdout
+    )
     assert "chat-request" in formats.stdout.split("output formats")[0]  # listed among the input formats
 
 
@@ -84,11 +102,24 @@ def test_a_plugin_that_fails_to_import_is_reported_and_skipped(tmp_path: Path) -
 def test_the_plugins_own_test_suite_passes(plugin_path: Path) -> None:
     tests = PLUGIN / "tests"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(PLUGIN), str(tests)],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(PLUGIN),
+            str(tests),
+        ],
         capture_output=True,
         text=True,
         cwd=PLUGIN,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_path), os.environ.get("PYTHONPATH", "")])},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(plugin_path), os.environ.get("PYTHONPATH", "")]),
+        },
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert " passed" in result.stdout

@@ -38,7 +38,13 @@ def _sample(cls: type, salt: str) -> dict:
 
 
 def test_there_are_nodes() -> None:
-    assert len(NODES) >= 36 and {ir.Entry, ir.Text, registry.Converter, readers.Reader, problems.Problem} <= set(NODES)
+    assert len(NODES) >= 36 and {
+        ir.Entry,
+        ir.Text,
+        registry.Converter,
+        readers.Reader,
+        problems.Problem,
+    } <= set(NODES)
 
 
 @pytest.mark.parametrize("cls", NODES, ids=lambda c: c.__name__)

@@ -40,7 +40,9 @@ def test_the_seed_holds_every_secret_before_redaction(seeded: Path, tmp_path: Pa
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_no_secret_survives_in_any_format(seeded: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_secret_survives_in_any_format(
+    seeded: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     out, report = tmp_path / f"out.{fmt}", tmp_path / "report.json"
     assert main([str(seeded), "--to", fmt, "-o", str(out), "--report", str(report), *ARGS]) == 0
     data = out.read_bytes()
@@ -59,8 +61,16 @@ def test_no_secret_survives_in_any_format(seeded: Path, tmp_path: Path, fmt: str
 def test_placeholders_are_stable_within_a_session(seeded: Path) -> None:
     result = piconv.redact(piconv.load(str(seeded)), values=[SECRETS["value"]])
     doc = result.document
-    texts = [e.message.content[0].text for e in doc.entries if e.message is not None and e.message.role == "user" and not isinstance(e.message.content, str)]
-    users = [e.message.content for e in doc.entries if e.message is not None and e.message.role == "user" and isinstance(e.message.content, str)]
+    texts = [
+        e.message.content[0].text
+        for e in doc.entries
+        if e.message is not None and e.message.role == "user" and not isinstance(e.message.content, str)
+    ]
+    users = [
+        e.message.content
+        for e in doc.entries
+        if e.message is not None and e.message.role == "user" and isinstance(e.message.content, str)
+    ]
     assert texts and users and texts[0] == users[0] == users[1]
     assert "[REDACTED:github-pat#1]" in texts[0]
     assert "[REDACTED:value#1]" in texts[0]
@@ -77,7 +87,9 @@ def test_rules_can_be_turned_off(seeded: Path) -> None:
     assert "url-password" in on and "url-password" not in off and "home" not in off
 
 
-def test_unknown_rule_and_bad_pattern_are_usage_errors(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_rule_and_bad_pattern_are_usage_errors(
+    seeded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main([str(seeded), "--to", "ir", "--redact-skip", "no-such-rule"]) == 2
     assert "no rule called 'no-such-rule'" in capsys.readouterr().err
     assert main([str(seeded), "--to", "ir", "--redact-pattern", "("]) == 2
@@ -88,8 +100,17 @@ def test_images_dropped_on_request() -> None:
     from conftest import session_bytes
 
     data = session_bytes(
-        {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-         "message": {"role": "user", "content": [{"type": "image", "data": "iVBORw0KGgoAAAANSUhEUg==", "mimeType": "image/png"}], "timestamp": 1}},
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {
+                "role": "user",
+                "content": [{"type": "image", "data": "iVBORw0KGgoAAAANSUhEUg==", "mimeType": "image/png"}],
+                "timestamp": 1,
+            },
+        },
     )
     doc = piconv.load(data)
     kept = piconv.redact(doc)
@@ -99,10 +120,14 @@ def test_images_dropped_on_request() -> None:
     assert dropped.to_json()["dropped"]["image"]["count"] == 1
 
 
-def test_config_file_sets_defaults(seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_config_file_sets_defaults(
+    seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     conf = tmp_path / "xdg" / "piconv"
     conf.mkdir(parents=True)
-    (conf / "config.toml").write_text('[redact]\nalways = true\nvalues = ["Project Nightingale"]\npatterns = ["ACME-[0-9]{4}"]\n')
+    (conf / "config.toml").write_text(
+        '[redact]\nalways = true\nvalues = ["Project Nightingale"]\npatterns = ["ACME-[0-9]{4}"]\n'
+    )
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     out = tmp_path / "o.md"
     assert main([str(seeded), "--to", "markdown", "-o", str(out), "-q"]) == 0
@@ -139,7 +164,9 @@ def test_a_plugin_filter_runs_and_a_failing_one_is_skipped() -> None:
     assert report.losses["upper:seen"].count == len(doc.entries)
 
 
-def test_bulk_records_the_rule_set_and_reconverts_when_it_changes(seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bulk_records_the_rule_set_and_reconverts_when_it_changes(
+    seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     src.mkdir()
     (src / "s.jsonl").write_bytes(seeded.read_bytes())
@@ -157,7 +184,9 @@ def test_bulk_records_the_rule_set_and_reconverts_when_it_changes(seeded: Path, 
     assert main([*base, *ARGS]) == 0  # new values: reconverted
     assert _survivors((out / "s.md").read_bytes()) == []
     manifest = (out / ".piconv-manifest.jsonl").read_text().splitlines()[-1]
-    assert SECRETS["value"] not in manifest and json.loads(manifest)["outputs"]["markdown"]["filters"] != [flt]
+    assert SECRETS["value"] not in manifest and json.loads(manifest)["outputs"]["markdown"]["filters"] != [
+        flt
+    ]
 
 
 def test_every_gitleaks_rule_compiles_in_python() -> None:
@@ -168,7 +197,18 @@ def test_every_gitleaks_rule_compiles_in_python() -> None:
     assert rules.skipped == []
 
 
-@pytest.mark.parametrize("rule_id", ["generic-api-key", "vault-service-token", "jwt", "aws-access-token", "stripe-access-token", "sendgrid-api-token", "anthropic-api-key"])
+@pytest.mark.parametrize(
+    "rule_id",
+    [
+        "generic-api-key",
+        "vault-service-token",
+        "jwt",
+        "aws-access-token",
+        "stripe-access-token",
+        "sendgrid-api-token",
+        "anthropic-api-key",
+    ],
+)
 def test_the_fast_paths_equal_the_plain_expression(shared: Path, rule_id: str) -> None:
     rule = gitleaks.load().rules[rule_id]
     plain = re.compile(rule.pattern)
@@ -176,9 +216,15 @@ def test_the_fast_paths_equal_the_plain_expression(shared: Path, rule_id: str) -
     assert rule._split is not None or rule._unbounded is not None
     texts = [f.read_text(errors="replace") for f in sorted((shared / "corpus" / "pi").glob("*.jsonl"))]
     texts += [PAYLOAD, PAYLOAD.replace(" ", "x"), "xs.abcdefghijklmnopqrstuvwx s.abcdefghijklmnopqrstuvwx;"]
-    texts += [f"x api_key = '{v}' y" for v in SECRETS.values()] + ["token=" + "a1" * 40, "my.bucket_key: 'Zx9Qw8Er7Ty6Ui5Op4'"]
+    texts += [f"x api_key = '{v}' y" for v in SECRETS.values()] + [
+        "token=" + "a1" * 40,
+        "my.bucket_key: 'Zx9Qw8Er7Ty6Ui5Op4'",
+    ]
     for text in texts:
-        fast = [(m[0], m[1].end()) if isinstance(m, tuple) else m.span() for m in rule.finditer(text, 0, len(text))]
+        fast = [
+            (m[0], m[1].end()) if isinstance(m, tuple) else m.span()
+            for m in rule.finditer(text, 0, len(text))
+        ]
         assert fast == [m.span() for m in plain.finditer(text)]
 
 
@@ -207,7 +253,9 @@ def _reference_spans(strings: list[str]) -> set[tuple[int, int, int, str]]:
             offset = 0
             for unit in [string] if whole else string.split("\n"):
                 if whole or any(k in unit.lower() for k in rule.keywords):
-                    out.update((index, offset + f.start, offset + f.end, f.rule) for f in rules.apply(rule, unit))
+                    out.update(
+                        (index, offset + f.start, offset + f.end, f.rule) for f in rules.apply(rule, unit)
+                    )
                 offset += len(unit) + 1
     return out
 
@@ -216,8 +264,11 @@ def test_the_scanner_finds_what_the_plain_rules_find(shared: Path) -> None:
     from piconv.redaction.engine import Redactor
     from piconv.redaction.scan import Scanner
 
-    for source in [seeded_session(), *(p.read_bytes() for p in sorted((shared / "corpus" / "pi").glob("Whamp*.jsonl"))),
-                   (shared / "corpus" / "pi" / "badlogic__pi-mono__session.jsonl").read_bytes()]:
+    for source in [
+        seeded_session(),
+        *(p.read_bytes() for p in sorted((shared / "corpus" / "pi").glob("Whamp*.jsonl"))),
+        (shared / "corpus" / "pi" / "badlogic__pi-mono__session.jsonl").read_bytes(),
+    ]:
         doc = piconv.load(source)
         redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
         for entry in doc.entries:
@@ -235,18 +286,22 @@ def test_the_shipped_json_is_the_shipped_toml() -> None:
     else:  # pragma: no cover
         import tomli as tomllib
     here = Path(gitleaks.__file__).parent
-    assert json.loads((here / gitleaks.COMPILED).read_text()) == tomllib.loads((here / gitleaks.SOURCE).read_text())
+    assert json.loads((here / gitleaks.COMPILED).read_text()) == tomllib.loads(
+        (here / gitleaks.SOURCE).read_text()
+    )
 
 
 def test_redact_env_takes_secret_looking_variables_only(seeded: Path) -> None:
     doc = piconv.load(seeded_session().replace(b"acme/app", b"acme/s3cr3t-deploy-key"))
-    environ = {"DEPLOY_KEY": "s3cr3t-deploy-key", "PWD": "/home/alicewonder/projects/app", "EDITOR": "vim-vim-vim"}
+    environ = {
+        "DEPLOY_KEY": "s3cr3t-deploy-key",
+        "PWD": "/home/alicewonder/projects/app",
+        "EDITOR": "vim-vim-vim",
+    }
     assert RedactOptions(environ=environ).env_values() == ["s3cr3t-deploy-key"]
     result = piconv.redact(doc, environ=environ)
     assert result.to_json()["rules"]["env"]["count"] >= 1
-    assert not any(
-        "s3cr3t-deploy-key" in str(e) for e in result.document.entries
-    )
+    assert not any("s3cr3t-deploy-key" in str(e) for e in result.document.entries)
 
 
 def test_odd_text_is_redacted_at_the_right_place() -> None:
@@ -259,7 +314,10 @@ def test_odd_text_is_redacted_at_the_right_place() -> None:
         + b' \\ud800 \\u0130stanbul"}}\n'
     )
     result = piconv.redact(piconv.load(data))
-    assert result.document.entries[0].message.content == "\u0130\u0130 key [REDACTED:github-pat#1] \ud800 \u0130stanbul"
+    assert (
+        result.document.entries[0].message.content
+        == "\u0130\u0130 key [REDACTED:github-pat#1] \ud800 \u0130stanbul"
+    )
     for fmt in FORMATS:
         assert token.encode() not in _convert_bytes(result.document, fmt)
 
@@ -276,10 +334,24 @@ def test_a_pattern_anchors_at_each_line_and_keeps_its_group() -> None:
     from conftest import session_bytes
 
     data = session_bytes(
-        {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
-         "message": {"role": "user", "content": "intro\nticket: ACME-1\nnot ticket: ACME-2", "timestamp": 1}},
-        {"type": "message", "id": "b", "parentId": "a", "timestamp": "2026-01-01T00:00:01.000Z",
-         "message": {"role": "user", "content": "ticket: ACME-1", "timestamp": 2}},
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {
+                "role": "user",
+                "content": "intro\nticket: ACME-1\nnot ticket: ACME-2",
+                "timestamp": 1,
+            },
+        },
+        {
+            "type": "message",
+            "id": "b",
+            "parentId": "a",
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "ticket: ACME-1", "timestamp": 2},
+        },
     )
     doc = piconv.redact(piconv.load(data), patterns=[r"^ticket: (ACME-\d+)$"]).document
     assert doc.entries[0].message.content == "intro\nticket: [REDACTED:pattern#1]\nnot ticket: ACME-2"

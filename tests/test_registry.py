@@ -17,7 +17,15 @@ def _plugin(name: str, *formats: str) -> types.ModuleType:
     @hookimpl
     def register_converters(register):  # type: ignore[no-untyped-def]
         for fmt in formats:
-            register(Converter(name=fmt, summary=f"{fmt} test", extension=".x", media_type="text/plain", write=lambda *a: None))
+            register(
+                Converter(
+                    name=fmt,
+                    summary=f"{fmt} test",
+                    extension=".x",
+                    media_type="text/plain",
+                    write=lambda *a: None,
+                )
+            )
 
     module.register_converters = register_converters  # type: ignore[attr-defined]
     return module
@@ -82,7 +90,11 @@ def test_a_failing_plugin_is_reported_and_skipped() -> None:
 
     @hookimpl
     def register_converters(register):  # type: ignore[no-untyped-def]
-        register(Converter(name="half", summary="s", extension=".x", media_type="text/plain", write=lambda *a: None))
+        register(
+            Converter(
+                name="half", summary="s", extension=".x", media_type="text/plain", write=lambda *a: None
+            )
+        )
         raise RuntimeError("boom")
 
     module.register_converters = register_converters  # type: ignore[attr-defined]
@@ -114,7 +126,11 @@ def test_hooks_are_dispatched_by_pluggy() -> None:
         @hookimpl(specname="register_converters", **opts)  # type: ignore[call-overload]
         def add_formats(register):  # type: ignore[no-untyped-def]
             order.append(name)
-            register(Converter(name=name, summary="s", extension=".x", media_type="text/plain", write=lambda *a: None))
+            register(
+                Converter(
+                    name=name, summary="s", extension=".x", media_type="text/plain", write=lambda *a: None
+                )
+            )
 
         module.add_formats = add_formats  # type: ignore[attr-defined]
         return module

@@ -20,7 +20,9 @@ BASIC = REPO / "examples" / "basic.jsonl"
 BRANCHING = REPO / "examples" / "branching.jsonl"
 
 
-def piconv(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def piconv(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "piconv", *args],
         capture_output=True,
@@ -59,7 +61,9 @@ def test_hits_are_ranked_with_title_date_entry_snippet_and_link(archive: Path) -
     result = piconv("search", "wrapper", str(archive))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("1. tally: an --average flag (wrapper approach)  [pisg-branching-s1]  2026-11-30 ")
+    assert lines[0].startswith(
+        "1. tally: an --average flag (wrapper approach)  [pisg-branching-s1]  2026-11-30 "
+    )
     assert lines[1].startswith("   entry ") and ".html#e-" in lines[1]
     assert "«wrapper»" in lines[2].lower() or "«Wrapper»" in lines[2]
     hits = _json("wrapper", str(archive))
@@ -110,11 +114,17 @@ def test_dates_and_ranges() -> None:
 
 def test_since_until_and_project_choose_sessions(tmp_path: Path) -> None:
     src = _tree(tmp_path / "in")
-    recent = run_bulk(str(src), str(tmp_path / "a"), ["sqlite"], jobs=1, quiet=True, selection=_sel(since="2026"))
+    recent = run_bulk(
+        str(src), str(tmp_path / "a"), ["sqlite"], jobs=1, quiet=True, selection=_sel(since="2026")
+    )
     assert (recent.converted, recent.selected_out) == (1, 1)
-    old = run_bulk(str(src), str(tmp_path / "b"), ["sqlite"], jobs=1, quiet=True, selection=_sel(until="2025-12"))
+    old = run_bulk(
+        str(src), str(tmp_path / "b"), ["sqlite"], jobs=1, quiet=True, selection=_sel(until="2025-12")
+    )
     assert (old.converted, old.selected_out) == (1, 1)
-    beta = run_bulk(str(src), str(tmp_path / "c"), ["sqlite"], jobs=1, quiet=True, selection=_sel(project="*beta*"))
+    beta = run_bulk(
+        str(src), str(tmp_path / "c"), ["sqlite"], jobs=1, quiet=True, selection=_sel(project="*beta*")
+    )
     assert (beta.converted, beta.selected_out) == (1, 1)
     assert [h["project"] for h in _json("option", str(tmp_path / "c"))][:1] == ["pisg-branching-s1"]
 
@@ -134,5 +144,7 @@ def test_pis_session_directory_as_pi_finds_it(tmp_path: Path) -> None:
     result = piconv("--to", "sqlite", "-o", str(tmp_path / "out"), env={"PI_CODING_AGENT_DIR": str(agent)})
     assert result.returncode == 0, result.stderr
     assert "2 converted" in result.stderr
-    missing = piconv("--to", "sqlite", "-o", str(tmp_path / "o2"), env={"PI_CODING_AGENT_DIR": str(tmp_path / "none")})
+    missing = piconv(
+        "--to", "sqlite", "-o", str(tmp_path / "o2"), env={"PI_CODING_AGENT_DIR": str(tmp_path / "none")}
+    )
     assert missing.returncode == 2 and "pi's session directory" in missing.stderr

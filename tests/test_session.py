@@ -10,8 +10,14 @@ from conftest import session_bytes
 from piconv import InputError, ir
 
 
-def msg(entry_id: str | None, parent: str | None, text: str = "x", role: str = "user", **extra: object) -> dict:
-    entry: dict = {"type": "message", "timestamp": "2026-01-01T00:00:00.000Z", "message": {"role": role, "content": text, "timestamp": 1}}
+def msg(
+    entry_id: str | None, parent: str | None, text: str = "x", role: str = "user", **extra: object
+) -> dict:
+    entry: dict = {
+        "type": "message",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": role, "content": text, "timestamp": 1},
+    }
     if entry_id is not None:
         entry["id"] = entry_id
     entry["parentId"] = parent
@@ -87,8 +93,24 @@ def test_version_1_migration_gives_pi_ids_parents_and_compaction_targets() -> No
     data = session_bytes(
         msg(None, None, "one"),
         msg(None, None, "two", role="user"),
-        {"type": "compaction", "timestamp": "2026-01-01T00:00:01Z", "summary": "S", "firstKeptEntryIndex": 2, "tokensBefore": 9},
-        {"type": "message", "timestamp": "t", "message": {"role": "hookMessage", "customType": "x", "content": "c", "display": True, "timestamp": 2}},
+        {
+            "type": "compaction",
+            "timestamp": "2026-01-01T00:00:01Z",
+            "summary": "S",
+            "firstKeptEntryIndex": 2,
+            "tokensBefore": 9,
+        },
+        {
+            "type": "message",
+            "timestamp": "t",
+            "message": {
+                "role": "hookMessage",
+                "customType": "x",
+                "content": "c",
+                "display": True,
+                "timestamp": 2,
+            },
+        },
         header=header,
     )
     doc = piconv.load(data)

@@ -113,10 +113,24 @@ def mutated_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for sample in _samples():
         entries.extend(_mutated_entries(sample))
     # Unhashable discriminators and roles: the Python loaders must not stumble on them either.
-    entries.append({"type": "message", "id": "u1", "parentId": None, "timestamp": "t",
-                    "message": {"role": "user", "content": [{"type": ["text"], "text": "x"}]}})
-    entries.append({"type": "message", "id": "u2", "parentId": None, "timestamp": "t",
-                    "message": {"role": {"r": 1}, "content": "x"}})
+    entries.append(
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "t",
+            "message": {"role": "user", "content": [{"type": ["text"], "text": "x"}]},
+        }
+    )
+    entries.append(
+        {
+            "type": "message",
+            "id": "u2",
+            "parentId": None,
+            "timestamp": "t",
+            "message": {"role": {"r": 1}, "content": "x"},
+        }
+    )
     path = tmp_path_factory.mktemp("speedups") / "mutated.jsonl"
     # fresh ids keep every variant in the tree (a duplicate id renames, which is also fine)
     lines = []
@@ -149,8 +163,14 @@ def test_accelerated_ir_equals_python_ir(mutated_file: Path, shared: Path) -> No
     for path in map(str, paths):
         a, b = fast["files"][path], pure["files"][path]
         if a != b:  # name the first difference (pytest's diff of megabytes never ends)
-            at = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y) if a[: len(b)] != b[: len(a)] else min(len(a), len(b))
-            pytest.fail(f"{path}: the IR differs at character {at}: {a[at - 80 : at + 80]!r} vs {b[at - 80 : at + 80]!r}")
+            at = (
+                next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+                if a[: len(b)] != b[: len(a)]
+                else min(len(a), len(b))
+            )
+            pytest.fail(
+                f"{path}: the IR differs at character {at}: {a[at - 80 : at + 80]!r} vs {b[at - 80 : at + 80]!r}"
+            )
 
 
 def test_fallback_is_the_python_loader() -> None:

@@ -60,7 +60,10 @@ def test_one_session_database(tmp_path: Path) -> None:
     ).fetchall()
     assert hits and all(eid in doc for (eid,) in hits)
     # the system prompt is not indexed (it would match every search)
-    assert conn.execute("SELECT count(*) FROM entries WHERE role = 'system' AND text IS NOT NULL").fetchone()[0] == 0
+    assert (
+        conn.execute("SELECT count(*) FROM entries WHERE role = 'system' AND text IS NOT NULL").fetchone()[0]
+        == 0
+    )
 
 
 def test_same_input_same_bytes() -> None:
@@ -144,10 +147,19 @@ def test_a_directory_run_writes_one_archive_incrementally(tmp_path: Path) -> Non
     assert again.converted == 0
     # one session changes: only its rows are replaced
     changed = src / "--home-dev-alpha--" / "2026-11-30T06-42-55-389Z_basic.jsonl"
-    changed.write_bytes(BASIC.read_bytes() + session_bytes({
-        "type": "message", "id": "zz1", "parentId": None, "timestamp": "2026-12-01T00:00:00.000Z",
-        "message": {"role": "user", "content": "a quokka appears", "timestamp": 5},
-    }, header={}))
+    changed.write_bytes(
+        BASIC.read_bytes()
+        + session_bytes(
+            {
+                "type": "message",
+                "id": "zz1",
+                "parentId": None,
+                "timestamp": "2026-12-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "a quokka appears", "timestamp": 5},
+            },
+            header={},
+        )
+    )
     third = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
     assert third.converted == 1
     hits = ARCHIVE.search(str(out), "quokka")
@@ -176,7 +188,9 @@ def test_search_links_into_the_html_page(tmp_path: Path) -> None:
     ("kind", "content"),
     [("corrupt", b"SQLite format 3\x00" + b"\xff" * 5000), ("foreign", b"a text file, not a database\n")],
 )
-def test_a_damaged_or_foreign_file_is_moved_aside_and_rebuilt(tmp_path: Path, kind: str, content: bytes) -> None:
+def test_a_damaged_or_foreign_file_is_moved_aside_and_rebuilt(
+    tmp_path: Path, kind: str, content: bytes
+) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     _tree(src)
     run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
@@ -245,7 +259,15 @@ def test_lone_surrogates_and_huge_numbers_are_stored_not_fatal(tmp_path: Path) -
 def test_rows_are_cleaned_for_sqlite() -> None:
     from piconv.converters.sqlite.rows import _clean
 
-    assert _clean(("x", 1 << 70, -(1 << 63), "a\ud800b", "é", None, 1.5)) == ("x", None, -(1 << 63), "a\ufffdb", "é", None, 1.5)
+    assert _clean(("x", 1 << 70, -(1 << 63), "a\ud800b", "é", None, 1.5)) == (
+        "x",
+        None,
+        -(1 << 63),
+        "a\ufffdb",
+        "é",
+        None,
+        1.5,
+    )
 
 
 def test_a_broad_query_ranks_its_newest_matches_a_filtered_one_all(tmp_path: Path, monkeypatch) -> None:
@@ -270,6 +292,8 @@ def test_a_broad_query_ranks_its_newest_matches_a_filtered_one_all(tmp_path: Pat
     # a filtered query ranks every match it admits, the old ones too
     users = {h["entry"] for h in ARCHIVE.search(str(db), "option", {"role": "user"}, limit=100)}
     conn = sqlite3.connect(db)
-    all_users = {eid for (eid,) in conn.execute("SELECT id FROM entries WHERE role = 'user' AND text LIKE '%option%'")}
+    all_users = {
+        eid for (eid,) in conn.execute("SELECT id FROM entries WHERE role = 'user' AND text LIKE '%option%'")
+    }
     conn.close()
     assert users == all_users and users - set(newest[:3])

@@ -41,12 +41,22 @@ def _session() -> bytes:
         "message": {"role": "user", "content": "hello", "timestamp": 0},
     }
     old = {"input": 10, "output": 5, "cacheRead": 1000, "cacheWrite": 200, "cost": {"total": 0.5}}
-    new = {"input": 1, "output": 2, "cacheRead": 3, "cacheWrite": 4, "totalTokens": 7, "cost": {"total": 0.25}}
+    new = {
+        "input": 1,
+        "output": 2,
+        "cacheRead": 3,
+        "cacheWrite": 4,
+        "totalTokens": 7,
+        "cost": {"total": 0.25},
+    }
     return session_bytes(user, _assistant("a1", "u1", old), _assistant("a2", "a1", new))
 
 
 def test_the_sum_of_the_parts_stands_in_for_a_missing_total() -> None:
-    assert total_tokens(Usage(input_tokens=10, output_tokens=5, cache_read_tokens=1000, cache_write_tokens=200)) == 1215
+    assert (
+        total_tokens(Usage(input_tokens=10, output_tokens=5, cache_read_tokens=1000, cache_write_tokens=200))
+        == 1215
+    )
     assert total_tokens(Usage(input_tokens=10, total_tokens=12)) == 12  # the source's own figure wins
     assert total_tokens(Usage(input_tokens=-5, output_tokens=3)) == 3  # a negative count is no count
     assert total_tokens(Usage()) == 0
@@ -65,6 +75,8 @@ def test_inspect_front_matter_and_the_archive_agree() -> None:
 def test_the_large_corpus_session_is_no_longer_zero(shared) -> None:
     doc = piconv.load(str(shared / "corpus" / "pi" / "badlogic__pi-mono__large-session.jsonl"))
     tokens = summarize(doc)["tokens"]
-    assert tokens["total"] == tokens["input"] + tokens["output"] + tokens["cache_read"] + tokens["cache_write"]
+    assert (
+        tokens["total"] == tokens["input"] + tokens["output"] + tokens["cache_read"] + tokens["cache_write"]
+    )
     assert tokens["total"] > 47_000_000
     assert orjson.dumps(tokens)  # plain integers

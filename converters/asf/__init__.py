@@ -22,7 +22,15 @@ if TYPE_CHECKING:
 
     from .reader import Source
 
-__all__ = ["check", "register_converters", "register_readers", "request_context", "validate_asf", "write", "write_stream"]
+__all__ = [
+    "check",
+    "register_converters",
+    "register_readers",
+    "request_context",
+    "validate_asf",
+    "write",
+    "write_stream",
+]
 
 
 def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:

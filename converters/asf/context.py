@@ -100,7 +100,11 @@ def resume_leaf(entries: list[JSONDict]) -> str | None:
             node: JSONDict | None = e
             while node is not None and node["id"] != target:
                 parent = node.get("parent")
-                node = index.get(parent) if type(parent) is str and position.get(parent, -1) < position[node["id"]] else None
+                node = (
+                    index.get(parent)
+                    if type(parent) is str and position.get(parent, -1) < position[node["id"]]
+                    else None
+                )
             if node is not None:
                 found = e["id"]
     node = index[found]
@@ -330,7 +334,8 @@ def _replaced(item: JSONDict, entry: JSONDict, parts: list[Any]) -> JSONDict:
         return {**item, "content": parts}
     content = [
         {"type": "output_text", "text": p.get("text", ""), "annotations": []}
-        if isinstance(p, dict) and p.get("type") == "input_text" else p
+        if isinstance(p, dict) and p.get("type") == "input_text"
+        else p
         for p in parts
     ]
     return {"type": "message", "role": "assistant", "status": "completed", "content": content}

@@ -36,5 +36,3 @@ def detect(head: bytes) -> float:
         return 0.0
     fmt = value.get("format")
     return 1.0 if type(fmt) is str and fmt.startswith("agentsession/") else 0.0
-
-

@@ -65,7 +65,9 @@ def envelope_id_plain(type_: str, parent: str | None, ts: str, content: str) -> 
 def entry_id(line: dict[str, Any]) -> str:
     """The id an entry line must carry, computed from its own members."""
     body = {k: v for k, v in line.items() if k not in ENVELOPE}
-    return envelope_id(line.get("type"), line.get("parent"), line.get("ts"), content_hash(body), line.get("parents"))  # type: ignore[arg-type]
+    return envelope_id(
+        line.get("type"), line.get("parent"), line.get("ts"), content_hash(body), line.get("parents")
+    )  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- ts
@@ -77,7 +79,9 @@ _TS = re.compile(
 
 
 # pi's toISOString() form, hour, minute and second in range; groups: day, fraction
-_JS_TS = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.([0-9]{3})Z").fullmatch
+_JS_TS = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.([0-9]{3})Z"
+).fullmatch
 
 
 @functools.lru_cache(maxsize=64)

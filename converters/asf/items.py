@@ -36,12 +36,32 @@ def input_parts(content: ir.Content | None, left: JSONDict) -> list[JSONDict]:
         if cls is ir.Text:
             parts.append({"type": "input_text", "text": part.text or ""})
             if part.signature is not None or part.extra or part.text is None:
-                kept.append({"at": index, "signature": part.signature, "extra": dict(part.extra), "text_absent": part.text is None})
+                kept.append(
+                    {
+                        "at": index,
+                        "signature": part.signature,
+                        "extra": dict(part.extra),
+                        "text_absent": part.text is None,
+                    }
+                )
         elif cls is ir.Image:
             media = part.media_type or "application/octet-stream"
-            parts.append({"type": "input_image", "image_url": f"data:{media};base64,{part.data or ''}", "detail": "auto"})
+            parts.append(
+                {
+                    "type": "input_image",
+                    "image_url": f"data:{media};base64,{part.data or ''}",
+                    "detail": "auto",
+                }
+            )
             if part.extra or part.media_type is None or part.data is None or "," in media:
-                kept.append({"at": index, "extra": dict(part.extra), "media_type": part.media_type, "data_absent": part.data is None})
+                kept.append(
+                    {
+                        "at": index,
+                        "extra": dict(part.extra),
+                        "media_type": part.media_type,
+                        "data_absent": part.data is None,
+                    }
+                )
         else:  # a part a user message should not hold: kept verbatim beside the item
             kept.append({"at": index, "part": part_json(part)})
     if kept:

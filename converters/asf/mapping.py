@@ -92,7 +92,9 @@ class Mapper:
         for spec in msg.tools_added or ():
             if spec.parameters is not None and type(spec.parameters) is not dict:
                 kind = type(spec.parameters).__name__
-                self.report.add("tool-parameters-kept-aside", line, f"tool {spec.name!r}: parameters are a {kind}")
+                self.report.add(
+                    "tool-parameters-kept-aside", line, f"tool {spec.name!r}: parameters are a {kind}"
+                )
 
     # ------------------------------------------------------------------ entries
 
@@ -134,7 +136,10 @@ class Mapper:
         if cls is ir.BranchSummary:
             # A summary whose fromId names no written entry points at the entry it hangs
             # below; at a root that is the root's config line ("" until it is written).
-            out: JSONDict = {"from": self.ref(body.from_id) or parent or "", "summary": summary_item(body.summary)}
+            out: JSONDict = {
+                "from": self.ref(body.from_id) or parent or "",
+                "summary": summary_item(body.summary),
+            }
             if self.ref(body.from_id) is None:
                 self.report.add(
                     "branch-from-unresolved", line, f"fromId {body.from_id!r} names no written entry"
@@ -537,7 +542,9 @@ def _system_json(msg: ir.SystemMessage) -> JSONDict:
         content=_content_json(msg.content),
         sections=dict(msg.sections) if msg.sections is not None else None,
         # the prompt's sections in their order (an ASF line sorts members by name)
-        section_order=list(msg.sections) if msg.sections and list(msg.sections) != sorted(msg.sections) else None,
+        section_order=list(msg.sections)
+        if msg.sections and list(msg.sections) != sorted(msg.sections)
+        else None,
         tools_added=[_tool_json(t) for t in msg.tools_added] if msg.tools_added is not None else None,
         tools_removed=[_tool_json(t) for t in msg.tools_removed] if msg.tools_removed is not None else None,
         timestamp=msg.timestamp,

@@ -65,8 +65,14 @@ def message(group: list[JSONDict], left: JSONDict) -> ir.Message:
     ts, more = m.get("timestamp"), extra(m.get("extra"))
     if left.get("type") == "custom_message" or m.get("extension"):
         item = last["item"]
-        return ir.ExtensionMessage(m.get("extension_type"), input_content(item["content"], m), m.get("display"),
-                                   m.get("details"), ts, more)
+        return ir.ExtensionMessage(
+            m.get("extension_type"),
+            input_content(item["content"], m),
+            m.get("display"),
+            m.get("details"),
+            ts,
+            more,
+        )
     if last["type"] == "response":
         return _assistant(group, m)
     if last["type"] == "config":
@@ -76,12 +82,28 @@ def message(group: list[JSONDict], left: JSONDict) -> ir.Message:
     if kind == "function_call_output":
         call_id = m["call_id"] if "call_id" in m else item.get("call_id")
         tool_usage = usage_from_json((m.get("usage") or {}).get("usage")) if "usage" in m else None
-        return ir.ToolResult(call_id, m.get("tool_name"), output_content(item.get("output"), m), m.get("is_error"),
-                             m.get("details"), tool_usage, ts, more)
+        return ir.ToolResult(
+            call_id,
+            m.get("tool_name"),
+            output_content(item.get("output"), m),
+            m.get("is_error"),
+            m.get("details"),
+            tool_usage,
+            ts,
+            more,
+        )
     if kind == "pi:bash_execution":
-        return ir.ShellCommand(item.get("command"), item.get("output"), item.get("exit_code"), item.get("cancelled"),
-                               item.get("truncated"), item.get("full_output_path"), item.get("exclude_from_context"),
-                               ts, more)
+        return ir.ShellCommand(
+            item.get("command"),
+            item.get("output"),
+            item.get("exit_code"),
+            item.get("cancelled"),
+            item.get("truncated"),
+            item.get("full_output_path"),
+            item.get("exclude_from_context"),
+            ts,
+            more,
+        )
     if kind == "pi:message":
         return ir.UnknownMessage(item.get("value"))
     if "kind" in m:
@@ -100,9 +122,13 @@ def _assistant(group: list[JSONDict], m: JSONDict) -> ir.AssistantMessage:
         if kind == "message":
             parts.extend(ir.Text(p.get("text")) for p in item.get("content") or ())
         elif kind == "reasoning":
-            parts.append(ir.Reasoning(_summary_text({"content": item.get("summary")}), item.get("encrypted_content")))
+            parts.append(
+                ir.Reasoning(_summary_text({"content": item.get("summary")}), item.get("encrypted_content"))
+            )
         elif kind == "function_call":
-            parts.append(ir.ToolCall(item.get("call_id"), item.get("name"), arguments(item.get("arguments", "null"))))
+            parts.append(
+                ir.ToolCall(item.get("call_id"), item.get("name"), arguments(item.get("arguments", "null")))
+            )
     content: ir.Content | None = with_kept(parts, m.get("parts"))
     if m.get("content_absent"):
         content = None
@@ -112,9 +138,18 @@ def _assistant(group: list[JSONDict], m: JSONDict) -> ir.AssistantMessage:
     provider, model, api = m.get("provider"), m.get("model"), m.get("api")
     ref = ir.ModelRef(provider, model, api) if (provider, model, api) != (None, None, None) else None
     response_id = None if m.get("response_id_synthesized") else response.get("response_id")
-    return ir.AssistantMessage(content, ref, usage_from_json(m.get("usage")), m.get("stop_reason"),  # type: ignore[arg-type]
-                               m.get("error_message"), response_id, m.get("response_model"), m.get("reasoning_level"),
-                               m.get("timestamp"), extra(m.get("extra")))
+    return ir.AssistantMessage(
+        content,
+        ref,
+        usage_from_json(m.get("usage")),
+        m.get("stop_reason"),  # type: ignore[arg-type]
+        m.get("error_message"),
+        response_id,
+        m.get("response_model"),
+        m.get("reasoning_level"),
+        m.get("timestamp"),
+        extra(m.get("extra")),
+    )
 
 
 # --------------------------------------------------------------------------- other bodies
@@ -130,17 +165,30 @@ def body(group: list[JSONDict], left: JSONDict, resolve: Resolve) -> ir.Body:
         c = _last(group, "compaction")
         first = left["first_kept_id"] if "first_kept_id" in left else resolve(c.get("first_kept"))
         checkpoint = system_from_json(left["checkpoint"]) if "checkpoint" in left else None
-        return ir.Compaction(None if left.get("summary_absent") else _summary_text(c.get("summary")), first,
-                             left.get("tokens_before", c.get("tokens_before")), checkpoint,
-                             usage_from_json(left.get("usage")), left.get("details"), left.get("by_extension"))
+        return ir.Compaction(
+            None if left.get("summary_absent") else _summary_text(c.get("summary")),
+            first,
+            left.get("tokens_before", c.get("tokens_before")),
+            checkpoint,
+            usage_from_json(left.get("usage")),
+            left.get("details"),
+            left.get("by_extension"),
+        )
     if kind == "branch_summary":
         from_id = left["from_id"] if "from_id" in left else resolve(last.get("from"))
-        return ir.BranchSummary(None if left.get("summary_absent") else _summary_text(last.get("summary")), from_id,
-                                usage_from_json(left.get("usage")), left.get("details"), left.get("by_extension"))
+        return ir.BranchSummary(
+            None if left.get("summary_absent") else _summary_text(last.get("summary")),
+            from_id,
+            usage_from_json(left.get("usage")),
+            left.get("details"),
+            left.get("by_extension"),
+        )
     if kind == "model_change":
         return ir.ModelChange(last.get("provider"), last.get("model"))
     if kind == "reasoning_level_change":
-        return ir.ReasoningLevelChange(left["level"] if "level" in left else (last.get("reasoning") or {}).get("effort"))
+        return ir.ReasoningLevelChange(
+            left["level"] if "level" in left else (last.get("reasoning") or {}).get("effort")
+        )
     if kind == "label":
         if last["type"] == "pi:label":
             return ir.Label(last.get("target_id"), last.get("label"))
@@ -148,7 +196,9 @@ def body(group: list[JSONDict], left: JSONDict, resolve: Resolve) -> ir.Body:
     if kind == "session_name":
         return ir.SessionName(last.get("name"))
     if kind == "extension_state":
-        return ir.ExtensionState(left["extension_type"] if "extension_type" in left else last.get("ns"), last.get("data"))
+        return ir.ExtensionState(
+            left["extension_type"] if "extension_type" in left else last.get("ns"), last.get("data")
+        )
     if kind == "usage":
         data = last.get("data") or {}
         provider, model = left.get("provider"), data.get("model")

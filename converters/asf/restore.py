@@ -45,7 +45,9 @@ def content_from_json(value: Any) -> ir.Content | None:
 
 
 def tool_from_json(record: JSONDict) -> ir.ToolSpec:
-    return ir.ToolSpec(record.get("name"), record.get("description"), record.get("parameters"), extra(record.get("extra")))
+    return ir.ToolSpec(
+        record.get("name"), record.get("description"), record.get("parameters"), extra(record.get("extra"))
+    )
 
 
 def system_from_json(record: JSONDict) -> ir.SystemMessage:
@@ -114,7 +116,9 @@ def _amend(part: ir.Part, record: JSONDict) -> ir.Part:
     if cls is ir.ToolCall:
         arguments = None if record.get("arguments_type") == "NoneType" else part.arguments  # type: ignore[union-attr]
         name = None if record.get("name_absent") else part.name  # type: ignore[union-attr]
-        return ir.ToolCall(record.get("call_id"), name, arguments, record.get("signature"), record.get("namespace"), more)
+        return ir.ToolCall(
+            record.get("call_id"), name, arguments, record.get("signature"), record.get("namespace"), more
+        )
     return part
 
 

@@ -53,8 +53,12 @@ class AsfContext:
         if settings.get("instructions") is not None or settings.get("tools"):
             # at the time of the path's first entry: a harness sends its instructions first
             first = self.asf.index.get(ctx.entries[0]) if ctx.entries else None
-            system = foreign.system_message(settings.get("instructions"), settings.get("tools"), None,
-                                            first.get("ts") if first is not None else None)
+            system = foreign.system_message(
+                settings.get("instructions"),
+                settings.get("tools"),
+                None,
+                first.get("ts") if first is not None else None,
+            )
             messages.append(ir.ContextMessage(system, None))
         tool_names: dict[str, str] = {}
         for item, source in zip(ctx.items, ctx.item_entries, strict=True):
@@ -65,8 +69,12 @@ class AsfContext:
                 ir_entry = document.get(own) if own is not None else None
                 from_id = ir_entry.body.from_id if ir_entry is not None and kind == "branch_summary" else None  # type: ignore[union-attr]
                 tokens = entry.get("tokens_before") if type(entry.get("tokens_before")) is int else None
-                summary = ir.SummaryMessage("compaction" if kind == "compaction" else "branch",
-                                            foreign.summary_text(item), tokens, from_id)
+                summary = ir.SummaryMessage(
+                    "compaction" if kind == "compaction" else "branch",
+                    foreign.summary_text(item),
+                    tokens,
+                    from_id,
+                )
                 messages.append(ir.ContextMessage(summary, own))
                 continue
             if item.get("type") == "function_call" and type(item.get("call_id")) is str:
@@ -80,5 +88,9 @@ class AsfContext:
         reasoning = settings.get("reasoning")
         effort = reasoning.get("effort") if type(reasoning) is dict else None
         target = document.leaf_id if leaf_id is None else leaf_id
-        return ir.Context(tuple(messages), ir.ModelRef(None, model) if type(model) is str else None,
-                          effort if type(effort) is str else None, target)
+        return ir.Context(
+            tuple(messages),
+            ir.ModelRef(None, model) if type(model) is str else None,
+            effort if type(effort) is str else None,
+            target,
+        )

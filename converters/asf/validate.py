@@ -167,7 +167,12 @@ def _check_entry(
         add(Issue(lineno, "parent-unknown", f"parent {parent} is not an earlier entry of the file"))
     refs = value.get("parents")
     for ref in refs if type(refs) is list else ():
-        if type(ref) is dict and "session" not in ref and type(ref.get("entry")) is str and ref["entry"] not in parents:
+        if (
+            type(ref) is dict
+            and "session" not in ref
+            and type(ref.get("entry")) is str
+            and ref["entry"] not in parents
+        ):
             add(
                 Issue(
                     lineno, "ref-unknown", f"parents names {ref.get('entry')}, no earlier entry of the file"

@@ -199,7 +199,9 @@ class Body:
         else:
             self._heading((level, section_line + offset), content, None)
 
-    def _heading(self, heading: tuple[int, int], content: str, children: list[Any] | None) -> list[Any] | None:
+    def _heading(
+        self, heading: tuple[int, int], content: str, children: list[Any] | None
+    ) -> list[Any] | None:
         """The checks of a top-level heading; ``children``: its inline tokens, if parsed.
         Its text (inline parsed) is read only where the check cannot be decided on its
         source: source that starts with digits, ". ", letters or spaces (none of which
@@ -228,10 +230,14 @@ class Body:
         text = inline_text(children)
         if level == self.turn_level:
             if not text.startswith(f"{self.turns}. "):
-                self.problem(line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}")
+                self.problem(
+                    line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}"
+                )
         elif self.tree and level == 2:
             if not (text == "Shared history" or text.startswith("Branch ")):
-                self.problem(line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}")
+                self.problem(
+                    line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}"
+                )
         else:
             self.problem(line, f"level-{level} heading above the turn level: {text[:60]!r}")
         return children
@@ -245,7 +251,11 @@ class Body:
         if self.titles != 1:
             problems.append(f"line {offset + 1}: expected one level-1 title, found {self.titles}")
         if self.turns != fm.get("turns"):
-            problems.append(f"line {offset + 1}: front matter says {fm.get('turns')} turns, found {self.turns} turn headings")
+            problems.append(
+                f"line {offset + 1}: front matter says {fm.get('turns')} turns, found {self.turns} turn headings"
+            )
         if self.tree and self.segments != fm.get("segments"):
-            problems.append(f"line {offset + 1}: front matter says {fm.get('segments')} segments, found {self.segments}")
+            problems.append(
+                f"line {offset + 1}: front matter says {fm.get('segments')} segments, found {self.segments}"
+            )
         return problems

@@ -137,7 +137,9 @@ class Stream:
         buf = self.buf
         try:
             # Only complete lines: "---" at the end of a piece may be the start of "----".
-            fm_lines, body_start, body_offset = frontmatter.locate(buf, len(buf) if final else buf.rfind("\n") + 1)
+            fm_lines, body_start, body_offset = frontmatter.locate(
+                buf, len(buf) if final else buf.rfind("\n") + 1
+            )
         except frontmatter.FrontMatterError as exc:
             if final or (len(buf) >= 4 and not buf.startswith("---\n")):
                 self.result = [f"front matter: {exc}"]

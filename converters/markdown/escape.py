@@ -130,7 +130,11 @@ def summary_text(text: str, limit: int = 160) -> str:
     text = one_line(text, limit)
     # html.escape(text, quote=True), without importing the html package and its entity table
     return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#x27;")
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&#x27;")
     )
 
 
@@ -266,11 +270,7 @@ def _block_tokens(text: str) -> tuple[list[Any], dict[str, Any]]:
 def _is_closing_fence(line: str, marker: str) -> bool:
     stripped = line.rstrip(" \t").lstrip(" ")
     indent = len(line) - len(line.lstrip(" "))
-    return (
-        indent <= 3
-        and len(stripped) >= len(marker)
-        and stripped == marker[0] * len(stripped)
-    )
+    return indent <= 3 and len(stripped) >= len(marker) and stripped == marker[0] * len(stripped)
 
 
 def _demote(match: re.Match[str], shift: int) -> str:

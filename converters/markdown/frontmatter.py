@@ -148,7 +148,8 @@ def _value(raw: str, lineno: int) -> Any:
         raise FrontMatterError(lineno, "string holds an escaped lone surrogate (not a character)")
     if _MARKUP.search(raw):
         raise FrontMatterError(
-            lineno, "holds a raw '<', '>', '[' or ']' (HTML or a link to a renderer that does not know front matter)"
+            lineno,
+            "holds a raw '<', '>', '[' or ']' (HTML or a link to a renderer that does not know front matter)",
         )
     if isinstance(value, float) and "." not in raw:
         raise FrontMatterError(lineno, "float without a decimal point")

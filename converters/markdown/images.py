@@ -29,7 +29,9 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 def folder_name(session_id: str | None, output_path: str | None) -> str:
     """The image folder's name: the session id (or the output file's stem), reduced to
     characters that need no escaping in a link and no quoting in a shell."""
-    base = session_id or (os.path.splitext(os.path.basename(output_path))[0] if output_path else "") or "session"
+    base = (
+        session_id or (os.path.splitext(os.path.basename(output_path))[0] if output_path else "") or "session"
+    )
     name = _UNSAFE_NAME.sub("-", base).strip(".-") or "session"
     return f"{name[:80]}_images"
 

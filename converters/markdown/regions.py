@@ -74,7 +74,12 @@ def prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str
     elif buf[after] in " \t\n":
         return 0
     find = buf.find
-    if find("<", p, end) >= 0 or find("[", p, end) >= 0 or find("```", p, end) >= 0 or find("~~~", p, end) >= 0:
+    if (
+        find("<", p, end) >= 0
+        or find("[", p, end) >= 0
+        or find("```", p, end) >= 0
+        or find("~~~", p, end) >= 0
+    ):
         return 0
     if p == 0 or buf[p - 1] != "\n" or risky.search(buf, p - 1, end) is not None:
         return 0  # (a block is always after a blank line: the first test is a safeguard)
@@ -260,4 +265,6 @@ def _fast_result(tag: str) -> str:
 
 
 FAST_RESULT = re.compile(_fast_result("r")) if FAST else None
-FAST_CALL = re.compile(rf"\*\*Tool call\*\* [^\n<\[]*\n\n{_fast_fences('c')}*{_fast_result('r')}") if FAST else None
+FAST_CALL = (
+    re.compile(rf"\*\*Tool call\*\* [^\n<\[]*\n\n{_fast_fences('c')}*{_fast_result('r')}") if FAST else None
+)

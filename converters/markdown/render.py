@@ -166,7 +166,9 @@ def turn_title(entry: Entry) -> str:
         return preview(msg.content, "User")
     if isinstance(msg, ShellCommand):
         command = (msg.command or "")[: PREVIEW_CHARS * 4]
-        return "Shell command " + esc.code_span(command, PREVIEW_CHARS) if command.strip() else "Shell command"
+        return (
+            "Shell command " + esc.code_span(command, PREVIEW_CHARS) if command.strip() else "Shell command"
+        )
     if isinstance(msg, SummaryMessage):
         return "Branch summary" if msg.kind == "branch" else "Compaction summary"
     if isinstance(body, Compaction):
@@ -182,7 +184,9 @@ def who(entry: Entry) -> str:
     msg = entry.message
     if isinstance(msg, AssistantMessage):
         model = msg.model
-        return f"Assistant ({esc.inline(model.model, 80)})" if model is not None and model.model else "Assistant"
+        return (
+            f"Assistant ({esc.inline(model.model, 80)})" if model is not None and model.model else "Assistant"
+        )
     if isinstance(msg, ToolResult):
         return f"Tool result {esc.code_span(msg.tool_name or 'unknown tool', 80)}"
     if isinstance(msg, ExtensionMessage):
@@ -345,7 +349,11 @@ class Renderer:
         for an entry that starts a turn, or any message while no turn is open; else a
         heading one level below, in the open turn. Then the line with its time and id."""
         time = when(entry)
-        meta = f"{time} · entry {esc.code_span(entry.id, 80)}" if time else f"entry {esc.code_span(entry.id, 80)}"
+        meta = (
+            f"{time} · entry {esc.code_span(entry.id, 80)}"
+            if time
+            else f"entry {esc.code_span(entry.id, 80)}"
+        )
         if self.opened and not starts_turn(entry):
             self.turn_of[entry.id] = self.turns
             out.append(f"{self._sub} {who}\n")
@@ -455,7 +463,9 @@ class Renderer:
         elif isinstance(msg, ToolResult):
             name = msg.tool_name or "unknown tool"
             self.heading(entry, f"Tool result {esc.code_span(name, 80)}", out)
-            out.append(_note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here."))
+            out.append(
+                _note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here.")
+            )
             out.append(self._result(entry, msg, None))
         elif isinstance(msg, ShellCommand):
             self._shell(entry, msg, out)
@@ -586,7 +596,11 @@ class Renderer:
                     media.append(self._unknown_part(part, line))
         blocks: list[str] = []
         if texts:
-            lang = "text" if res.is_error else result_language(call.name if call else tool, call.arguments if call else None)
+            lang = (
+                "text"
+                if res.is_error
+                else result_language(call.name if call else tool, call.arguments if call else None)
+            )
             blocks.append(esc.fenced("\n".join(texts), lang))
         if media:
             blocks.extend(media)
@@ -636,8 +650,10 @@ class Renderer:
         what = []
         blocks = []
         content = msg.content
-        text = content if isinstance(content, str) else "\n\n".join(
-            p.text for p in _parts(content) if isinstance(p, Text) and p.text
+        text = (
+            content
+            if isinstance(content, str)
+            else "\n\n".join(p.text for p in _parts(content) if isinstance(p, Text) and p.text)
         )
         if text:
             blocks.append(esc.fenced(text, "text"))
@@ -672,7 +688,9 @@ class Renderer:
             out.append(_note(f"Thinking level set to {esc.code_span(body.level or 'unknown', 40)}."))
         elif isinstance(body, Label):
             if body.label:
-                out.append(_note(f"Label {esc.code_span(body.label, 120)} set on {self._ref(body.target_id)}."))
+                out.append(
+                    _note(f"Label {esc.code_span(body.label, 120)} set on {self._ref(body.target_id)}.")
+                )
             else:
                 out.append(_note(f"Label cleared on {self._ref(body.target_id)}."))
         elif isinstance(body, SessionName):
@@ -694,9 +712,13 @@ class Renderer:
                 self.report.add("summary-details", line)
         elif isinstance(body, ContextEdit):
             if body.omit:
-                out.append(_note(f"Context edit: {self._ref(body.target_id)} hidden from the model from here on."))
+                out.append(
+                    _note(f"Context edit: {self._ref(body.target_id)} hidden from the model from here on.")
+                )
             else:
-                out.append(_note(f"Context edit: the model sees {self._ref(body.target_id)} replaced from here on."))
+                out.append(
+                    _note(f"Context edit: the model sees {self._ref(body.target_id)} replaced from here on.")
+                )
                 blocks = self._content(body.replacement, line)
                 if blocks:
                     out.append(_details(esc.summary_text("What the model sees instead"), "\n".join(blocks)))
@@ -712,4 +734,3 @@ class Renderer:
             out.append(_note(f"Entry of unknown type {esc.code_span(body.type or '?', 80)} not shown."))
         else:
             self.report.add("unknown-entry", line, type(body).__name__)
-

@@ -216,7 +216,6 @@ class Splitter:
         return None
 
 
-
 @dataclass(slots=True)
 class Elided:
     """A section's text with parts left out, and how to map its lines back."""
@@ -238,7 +237,9 @@ class Elided:
 
 
 def whole(buf: str, section: Section) -> Elided:
-    return Elided(buf[section.start : section.end], [], [], [], set(), {}, buf.count("\n", section.start, section.end))
+    return Elided(
+        buf[section.start : section.end], [], [], [], set(), {}, buf.count("\n", section.start, section.end)
+    )
 
 
 def elide(buf: str, section: Section) -> Elided:

@@ -209,7 +209,9 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
     report.entries_written = len(rendered)
     fm_segments = len(segs) - (0 if segs[0].entries else 1) if all_branches else None
 
-    head = _head(doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments)
+    head = _head(
+        doc, rendered, turns, (leaf or doc.leaf_id) if not all_branches else doc.leaf_id, fm_segments
+    )
     if toc:
         head += "\n" + toc
     if options.get("validate"):
@@ -250,7 +252,9 @@ def _same_turns(renderer: Renderer, turns: int) -> None:
         raise RuntimeError(f"markdown writer: {renderer.turns} turn headings written, {turns} announced")
 
 
-def _write_checked(doc: Document, out: IO[bytes], report: Report, head: str, body: Iterable[list[str]]) -> None:
+def _write_checked(
+    doc: Document, out: IO[bytes], report: Report, head: str, body: Iterable[list[str]]
+) -> None:
     """Writes and validates as it writes: the checker reads each piece as it goes out
     (:class:`.checker.Stream`), so the output is not read back and parsed again."""
     from .checker import SECTION_CHARS, Stream, check  # lazy: markdown-it-py loads only to validate
@@ -299,7 +303,9 @@ def tell(out: IO[bytes]) -> int | None:
 CONTENTS = "**Contents**\n"
 
 
-def _contents(heads: list[Entry], first: int, indent: str = "", date: str | None = None) -> tuple[str, str | None]:
+def _contents(
+    heads: list[Entry], first: int, indent: str = "", date: str | None = None
+) -> tuple[str, str | None]:
     """The table of contents: one line per turn heading, numbered as the turns (from
     ``first``), linking to its anchor, with its time (the date where it changes from
     ``date``); and the date of its last line."""
@@ -361,7 +367,11 @@ def _tree(
                 ref = last_turn.get(id(parent), "the start")
                 where = f" (branch {parent.number})" if parent.number else ""
                 origin = f"Continues from {ref}{where}."
-            mark = " The session's current leaf is on this branch." if any(e.id == doc.leaf_id for e in seg.entries) else ""
+            mark = (
+                " The session's current leaf is on this branch."
+                if any(e.id == doc.leaf_id for e in seg.entries)
+                else ""
+            )
             head = [f"## Branch {seg.number}: {title}\n", _note_line(origin + mark)]
         yield head
         yield from renderer.batches(run)
@@ -375,7 +385,11 @@ def _note_line(text: str) -> str:
 
 
 def emit(
-    out: IO[bytes], report: Report, head: str, body: Iterable[list[str]], sink: Callable[[str], None] | None = None
+    out: IO[bytes],
+    report: Report,
+    head: str,
+    body: Iterable[list[str]],
+    sink: Callable[[str], None] | None = None,
 ) -> None:
     """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
     pieces of about :data:`FLUSH_CHARS`, as the blocks come. Lone surrogates (from

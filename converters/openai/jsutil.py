@@ -54,6 +54,7 @@ def has_lone_surrogate(text: str) -> bool:
 
 # --------------------------------------------------------------------------- numbers
 
+
 def js_number(value: float | int) -> str:
     """``String(value)`` / ``JSON.stringify(value)``: ``null`` where JavaScript holds no
     finite number."""

@@ -140,7 +140,9 @@ class SqliteArchive:
         return ArchiveStore(path)
 
     @staticmethod
-    def search(path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20) -> list[dict[str, Any]]:
+    def search(
+        path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20
+    ) -> list[dict[str, Any]]:
         from .search import search
 
         return search(path, query, filters, limit)

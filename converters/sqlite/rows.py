@@ -147,23 +147,27 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
         text = body.label or None
     elif type(body) is ContextEdit:
         text = _content(body.replacement)
-    return _clean((
-        entry.id,
-        entry.parent_id,
-        entry.kind,
-        role,
-        entry.timestamp if isinstance(entry.timestamp, str) else None,
-        text,
-        tool,
-        model,
-        total_tokens(usage) if usage is not None else None,
-        _cost(usage),
-        anchor(entry.id),
-        entry.origin.line,
-    ))
+    return _clean(
+        (
+            entry.id,
+            entry.parent_id,
+            entry.kind,
+            role,
+            entry.timestamp if isinstance(entry.timestamp, str) else None,
+            text,
+            tool,
+            model,
+            total_tokens(usage) if usage is not None else None,
+            _cost(usage),
+            anchor(entry.id),
+            entry.origin.line,
+        )
+    )
 
 
-def session_row(doc: Document, key: str, sha256: str | None = None, html: str | None = None) -> tuple[Any, ...]:
+def session_row(
+    doc: Document, key: str, sha256: str | None = None, html: str | None = None
+) -> tuple[Any, ...]:
     """The ``sessions`` row, in :data:`SESSION_COLUMNS` order."""
     facts = session_facts(doc)
     created = facts["created"]

@@ -145,7 +145,9 @@ class NewerSchema(OutputError):
 
 
 def versions(conn: sqlite3.Connection) -> tuple[int, int]:
-    return conn.execute("PRAGMA application_id").fetchone()[0], conn.execute("PRAGMA user_version").fetchone()[0]
+    return conn.execute("PRAGMA application_id").fetchone()[0], conn.execute(
+        "PRAGMA user_version"
+    ).fetchone()[0]
 
 
 def inspect(conn: sqlite3.Connection, path: str) -> int:

@@ -48,12 +48,14 @@ def _open(path: str) -> sqlite3.Connection:
     if version > SCHEMA_VERSION:
         conn.close()
         raise InputError(
-            f"written by a newer piconv (archive schema {version}; this piconv knows {SCHEMA_VERSION})", path=path
+            f"written by a newer piconv (archive schema {version}; this piconv knows {SCHEMA_VERSION})",
+            path=path,
         )
     if version < SCHEMA_VERSION:
         conn.close()
         raise InputError(
-            f"an older archive (schema {version}): convert into it once with this piconv to upgrade it", path=path
+            f"an older archive (schema {version}): convert into it once with this piconv to upgrade it",
+            path=path,
         )
     return conn
 
@@ -63,7 +65,9 @@ def _until(value: str) -> str:
     return value + "\uffff"
 
 
-def search(path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20) -> list[dict[str, Any]]:
+def search(
+    path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
     """The best ``limit`` hits for ``query`` in the archive at ``path``. ``filters``:
     ``project`` (a glob over the project name or the working directory), ``since`` and
     ``until`` (ISO dates or times, both inclusive, over the entry's time stamp), ``role``
@@ -88,7 +92,9 @@ def search(path: str, query: str, filters: Mapping[str, Any] | None = None, limi
     if filters.get("model"):
         where.append("instr(s.models, ?) > 0")
         args.append(filters["model"])
-    source = "FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid JOIN sessions s ON s.pk = e.session "
+    source = (
+        "FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid JOIN sessions s ON s.pk = e.session "
+    )
     # Without filters, only the newest RANK_WINDOW matches are ranked (found from the index
     # alone, in a millisecond). A filter is applied to every match, so all of them are
     # ranked: a window over the unfiltered matches could leave out every match it admits.
@@ -103,7 +109,9 @@ def search(path: str, query: str, filters: Mapping[str, Any] | None = None, limi
         floor = conn.execute(floor_sql, [query, RANK_WINDOW - 1]).fetchone() if len(where) == 1 else None
         rows = conn.execute(sql, [*args, floor[0] if floor else 0, limit]).fetchall()
     except sqlite3.OperationalError as exc:
-        raise UsageError(f"cannot search for {query!r}: {exc} (FTS5 query syntax: docs/formats/sqlite.md)") from None
+        raise UsageError(
+            f"cannot search for {query!r}: {exc} (FTS5 query syntax: docs/formats/sqlite.md)"
+        ) from None
     finally:
         conn.close()
     base = os.path.dirname(db)

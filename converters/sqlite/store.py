@@ -23,10 +23,10 @@ from .schema import (
     migrate,
 )
 
-_INSERT_SESSION = f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}) VALUES ({', '.join('?' * len(SESSION_COLUMNS))})"
-_INSERT_ENTRY = (
-    f"INSERT INTO entries (session, {', '.join(ENTRY_COLUMNS)}) VALUES (?, {', '.join('?' * len(ENTRY_COLUMNS))})"
+_INSERT_SESSION = (
+    f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}) VALUES ({', '.join('?' * len(SESSION_COLUMNS))})"
 )
+_INSERT_ENTRY = f"INSERT INTO entries (session, {', '.join(ENTRY_COLUMNS)}) VALUES (?, {', '.join('?' * len(ENTRY_COLUMNS))})"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 # the full-text index of one session's entries, in and out (an external-content index
 # is told the text it is to forget)
@@ -122,7 +122,9 @@ class Store:
         """Every session in the archive: its key and the SHA-256 of the file it came from."""
         return dict(self.conn.execute("SELECT key, sha256 FROM sessions"))
 
-    def add(self, key: str, rows: tuple[list[Any], list[list[Any]]], sha256: str | None, links: Mapping[str, str]) -> None:
+    def add(
+        self, key: str, rows: tuple[list[Any], list[list[Any]]], sha256: str | None, links: Mapping[str, str]
+    ) -> None:
         session, entries = rows
         values = dict(zip(SESSION_COLUMNS, session, strict=True))
         values.update(key=key, sha256=sha256, html=links.get("html"))

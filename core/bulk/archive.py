@@ -32,7 +32,9 @@ def open_stores(fmts: list[Any], outdir: str, summary: Summary) -> dict[str, Any
     return stores
 
 
-def archive_result(result: dict[str, Any], stores: Mapping[str, Any], fmts: list[Any], manifest: Manifest) -> None:
+def archive_result(
+    result: dict[str, Any], stores: Mapping[str, Any], fmts: list[Any], manifest: Manifest
+) -> None:
     """Put the session's payloads in their archives. A failure costs that format of
     that session (recorded as its error), never the run."""
     payloads = result.pop("payloads", None) or {}
@@ -40,7 +42,11 @@ def archive_result(result: dict[str, Any], stores: Mapping[str, Any], fmts: list
         return
     rel = result["input"]
     old = (manifest.get(rel) or {}).get("outputs") or {}
-    links = {name: out["path"] for name, out in old.items() if isinstance(out, dict) and isinstance(out.get("path"), str)}
+    links = {
+        name: out["path"]
+        for name, out in old.items()
+        if isinstance(out, dict) and isinstance(out.get("path"), str)
+    }
     links.update(result["outputs"])
     for name, payload in payloads.items():
         try:

@@ -18,7 +18,14 @@ from typing import BinaryIO
 SUFFIX = ".jsonl"
 
 RESERVED_TOP_LEVEL = frozenset(
-    {"index.html", "index.md", ".piconv-manifest.jsonl", ".piconv-lock", "archive.db", "archive.metadata.json"}
+    {
+        "index.html",
+        "index.md",
+        ".piconv-manifest.jsonl",
+        ".piconv-lock",
+        "archive.db",
+        "archive.metadata.json",
+    }
 )
 """Names the bulk run writes at the top of OUTDIR; a session's output never takes them
 (``--to pi`` of an input named ``.piconv-manifest.jsonl`` would replace the manifest)."""

@@ -69,7 +69,9 @@ class Manifest:
         record = finite({"v": VERSION, **record})
         line = dumps(record, sort_keys=True) + b"\n"
         if self._log is None:
-            self._log = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644)
+            self._log = os.open(
+                self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644
+            )
             # A torn last line from a crash must not glue itself to the next record.
             if os.fstat(self._log).st_size > 0 and not _ends_with_newline(self.path):
                 line = b"\n" + line

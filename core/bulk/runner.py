@@ -166,7 +166,9 @@ def run_bulk(
         os.makedirs(output_dir, exist_ok=True)
     except OSError as exc:
         _close(cluster)
-        raise OutputError(f"cannot create the output directory: {exc.strerror or exc}", path=output_dir) from None
+        raise OutputError(
+            f"cannot create the output directory: {exc.strerror or exc}", path=output_dir
+        ) from None
     n_jobs = jobs or default_jobs()
     summary = Summary(
         real_in, real_out, [f.name for f in fmts], executor, n_jobs if executor == "local" else None
@@ -184,7 +186,16 @@ def run_bulk(
                 summary.add_refused(r.rel, r.code, r.message)
             archived = {name: store.keys() for name, store in stores.items()}
             tasks, skipped, unsafe = _plan(
-                sources, manifest, fmts, real_in, real_out, force, validate, recover_glued, __version__, timeout,
+                sources,
+                manifest,
+                fmts,
+                real_in,
+                real_out,
+                force,
+                validate,
+                recover_glued,
+                __version__,
+                timeout,
                 tuple(filters),
                 archived,
             )
@@ -235,7 +246,9 @@ def run_bulk(
             try:
                 manifest.compact()
             except OSError as exc:  # the log as appended stays: whole lines, read by the next run
-                summary.fatal = summary.fatal or f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
+                summary.fatal = (
+                    summary.fatal or f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
+                )
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -376,7 +389,11 @@ def _claim_names(
             owners.add(src.rel)
         else:
             refused.append(
-                Refused(src.rel, "bulk:name-collision", f"its outputs would take the names of {other}'s; rename one")
+                Refused(
+                    src.rel,
+                    "bulk:name-collision",
+                    f"its outputs would take the names of {other}'s; rename one",
+                )
             )
     return owners
 
@@ -402,7 +419,9 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
         and rec.get("piconv") == version
         and out.get("path") == spec.rel_out
         and all(out.get(k) == v for k, v in fmt.identity.items())
-        and all(os.path.isfile(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out]))
+        and all(
+            os.path.isfile(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out])
+        )
     )
 
 
@@ -460,4 +479,3 @@ def _write_indexes(manifest: Manifest, fmts: list[_Format], outdir: str) -> list
         if fmt.name in INDEXED_FORMATS:
             written.append(write_index(fmt.name, manifest.records.values(), outdir))
     return written
-

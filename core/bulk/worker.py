@@ -120,7 +120,9 @@ def _run(task: Task, result: dict[str, Any]) -> None:
         result["status"] = "unchanged"
         return
     try:
-        doc, reader = api.load_detected(_NamedBytes(data, task.path), task.recover_glued, None)  # the reader detected
+        doc, reader = api.load_detected(
+            _NamedBytes(data, task.path), task.recover_glued, None
+        )  # the reader detected
         result["reader"] = reader.name
     except PiconvError as exc:
         result["errors"]["load"] = {"code": "bulk:not-a-session", "message": str(exc)}

@@ -64,7 +64,11 @@ class RedactOptions:
         if not self.environ:
             return []
         return sorted(
-            {v for k, v in self.environ.items() if SECRET_ENV_NAME.search(k) and k not in NOT_SECRET_ENV and len(v) >= 8}
+            {
+                v
+                for k, v in self.environ.items()
+                if SECRET_ENV_NAME.search(k) and k not in NOT_SECRET_ENV and len(v) >= 8
+            }
         )
 
     def fingerprint(self) -> str:
@@ -142,7 +146,9 @@ def redact(document: Document, options: RedactOptions | None = None, **kwargs: A
     """``document`` with its secrets replaced (see :class:`RedactOptions`; keyword
     arguments are its fields). Never changes ``document`` itself."""
     if options is None:
-        options = RedactOptions(**{k: tuple(v) if isinstance(v, (list, set)) else v for k, v in kwargs.items()})
+        options = RedactOptions(
+            **{k: tuple(v) if isinstance(v, (list, set)) else v for k, v in kwargs.items()}
+        )
     elif kwargs:
         raise TypeError("give either options or keyword arguments, not both")
     from .engine import Redactor

@@ -13,14 +13,42 @@ from ..errors import UsageError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("redaction (docs/redaction.md)")
     group.add_argument(
-        "--redact", action="store_true", default=None, help="replace secrets, the home directory and the user name"
+        "--redact",
+        action="store_true",
+        default=None,
+        help="replace secrets, the home directory and the user name",
     )
-    group.add_argument("--no-redact", dest="redact", action="store_false", help="do not redact, whatever the config file says")
-    group.add_argument("--redact-value", action="append", metavar="VALUE", help="also redact this literal string (repeatable)")
-    group.add_argument("--redact-pattern", action="append", metavar="REGEX", help="also redact what this expression matches (repeatable)")
-    group.add_argument("--redact-env", action="store_true", default=None, help="also redact the values of this environment's secret-looking variables")
+    group.add_argument(
+        "--no-redact",
+        dest="redact",
+        action="store_false",
+        help="do not redact, whatever the config file says",
+    )
+    group.add_argument(
+        "--redact-value",
+        action="append",
+        metavar="VALUE",
+        help="also redact this literal string (repeatable)",
+    )
+    group.add_argument(
+        "--redact-pattern",
+        action="append",
+        metavar="REGEX",
+        help="also redact what this expression matches (repeatable)",
+    )
+    group.add_argument(
+        "--redact-env",
+        action="store_true",
+        default=None,
+        help="also redact the values of this environment's secret-looking variables",
+    )
     group.add_argument("--redact-images", action="store_true", default=None, help="drop image data")
-    group.add_argument("--redact-skip", action="append", metavar="RULE", help="leave this rule out (repeatable; see docs/redaction.md)")
+    group.add_argument(
+        "--redact-skip",
+        action="append",
+        metavar="RULE",
+        help="leave this rule out (repeatable; see docs/redaction.md)",
+    )
 
 
 def redaction_steps(ns: argparse.Namespace, environ: Any = None) -> list[tuple[str, dict[str, Any]]]:
@@ -42,7 +70,9 @@ def redaction_steps(ns: argparse.Namespace, environ: Any = None) -> list[tuple[s
     skip = tuple(conf.get("skip", [])) + tuple(ns.redact_skip or ())
     unknown = unknown_rules(skip)
     if unknown:
-        raise UsageError(f"--redact-skip: no rule called {', '.join(map(repr, unknown))} (see docs/redaction.md)")
+        raise UsageError(
+            f"--redact-skip: no rule called {', '.join(map(repr, unknown))} (see docs/redaction.md)"
+        )
     options = RedactOptions(
         values=tuple(conf.get("values", [])) + tuple(ns.redact_value or ()),
         patterns=tuple(conf.get("patterns", [])) + tuple(ns.redact_pattern or ()),

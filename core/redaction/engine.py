@@ -25,7 +25,17 @@ from ..ir import Document, Entry, Image, Node
 from .scan import Scanner, Span
 
 STRUCTURAL = frozenset(
-    {"id", "parent_id", "target_id", "call_id", "from_id", "first_kept_id", "leaf_id", "entry_id", "source_path"}
+    {
+        "id",
+        "parent_id",
+        "target_id",
+        "call_id",
+        "from_id",
+        "first_kept_id",
+        "leaf_id",
+        "entry_id",
+        "source_path",
+    }
 )
 """Fields holding ids of the tree, and where the session file is on this machine (what
 keeps an output off its input; no format writes it): never scanned, never changed."""
@@ -63,7 +73,9 @@ class Outcome:
     rules: dict[str, RuleCount] = field(default_factory=dict)
     dropped: dict[str, RuleCount] = field(default_factory=dict)
 
-    def note(self, table: dict[str, RuleCount], rule: str, entry: Entry | None, placeholder: str | None = None) -> None:
+    def note(
+        self, table: dict[str, RuleCount], rule: str, entry: Entry | None, placeholder: str | None = None
+    ) -> None:
         item = table.get(rule)
         if item is None:
             item = table[rule] = RuleCount()

@@ -168,7 +168,9 @@ class Rule:
         rest, char, most = self._split
         floor = pos
         if anchors is not None:
-            matches: Iterable[re.Match[str] | None] = (rest.match(text, a, endpos) for a in anchors if a >= floor)
+            matches: Iterable[re.Match[str] | None] = (
+                rest.match(text, a, endpos) for a in anchors if a >= floor
+            )
         else:
             matches = rest.finditer(text, pos, endpos)
         for m in matches:
@@ -180,7 +182,6 @@ class Rule:
                 start -= 1
             floor = m.end()
             yield (start, m)
-
 
     def _with_boundary(self, text: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
         """A pattern opening with ``\\b`` gives Python's ``re`` no first character to
@@ -253,7 +254,12 @@ class RuleSet:
                 self.by_keyword.setdefault(keyword, []).append(rule)
 
     def apply(
-        self, rule: Rule, text: str, pos: int = 0, endpos: int | None = None, anchors: Iterable[int] | None = None
+        self,
+        rule: Rule,
+        text: str,
+        pos: int = 0,
+        endpos: int | None = None,
+        anchors: Iterable[int] | None = None,
     ) -> Iterator[Finding]:
         """The findings of ``rule`` in ``text[pos:endpos]`` (positions in ``text``);
         ``anchors`` as :meth:`Rule.finditer` takes them."""

@@ -29,4 +29,6 @@ def apply_redact(document: Document, options: Mapping[str, Any], report: Report)
 
 @hookimpl
 def register_filters(register: Any) -> None:
-    register(Filter("redact", "replace secrets, home paths and named values; see docs/redaction.md", apply_redact))
+    register(
+        Filter("redact", "replace secrets, home paths and named values; see docs/redaction.md", apply_redact)
+    )

@@ -21,12 +21,29 @@ from .gitleaks import shannon_entropy
 from .scan import ExtraRule
 
 GENERIC_USERS = frozenset(
-    {"root", "user", "users", "admin", "ubuntu", "debian", "runner", "node", "dev", "home", "app", "pi", "guest", "test"}
+    {
+        "root",
+        "user",
+        "users",
+        "admin",
+        "ubuntu",
+        "debian",
+        "runner",
+        "node",
+        "dev",
+        "home",
+        "app",
+        "pi",
+        "guest",
+        "test",
+    }
 )
 """User names too common to replace wherever they appear as a word (the home directory
 still becomes ``~``)."""
 
-SECRET_ENV_NAME = re.compile(r"(?i)(?:key|token|secret|passw(?:or)?d|pwd|credential|auth|session|cookie|private|signature|dsn)")
+SECRET_ENV_NAME = re.compile(
+    r"(?i)(?:key|token|secret|passw(?:or)?d|pwd|credential|auth|session|cookie|private|signature|dsn)"
+)
 """Names of environment variables whose values ``--redact-env`` redacts."""
 NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "XAUTHORITY", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KRB5CCNAME"})
 """Names that match :data:`SECRET_ENV_NAME` but hold a directory or a socket's path."""
@@ -85,7 +102,12 @@ class UrlPasswordRule(ExtraRule):
     def find(self, text: str) -> Iterator[tuple[int, int]]:
         for m in self._regex.finditer(text):
             value = m.group(1)
-            if value.startswith(("$", "{", "<", "*")) or value.lower() in ("password", "pass", "pw", "secret"):
+            if value.startswith(("$", "{", "<", "*")) or value.lower() in (
+                "password",
+                "pass",
+                "pw",
+                "secret",
+            ):
                 continue  # a placeholder in documentation, not a password
             yield m.span(1)
 
@@ -123,7 +145,9 @@ class HomeRule(ExtraRule):
     id = "home"
 
     def __init__(self, homes: Iterable[str]) -> None:
-        paths = sorted({h.rstrip("/\\") for h in homes if len(h.rstrip("/\\")) > 1}, key=lambda h: (-len(h), h))
+        paths = sorted(
+            {h.rstrip("/\\") for h in homes if len(h.rstrip("/\\")) > 1}, key=lambda h: (-len(h), h)
+        )
         forms = sorted({f for h in paths for f in escaped_forms(h)}, key=lambda h: (-len(h), h))
         self._regex = re.compile(rf"(?:{'|'.join(map(re.escape, forms))})(?![\w.-])") if forms else None
 
@@ -133,7 +157,9 @@ class HomeRule(ExtraRule):
                 yield m.span()
 
 
-_HOME_IN_PATH = re.compile(r"^(?:(/home/[^/\s]+)|(/Users/[^/\s]+)|([A-Za-z]:[\\/]Users[\\/][^\\/\s]+)|(/root))(?:[\\/]|$)")
+_HOME_IN_PATH = re.compile(
+    r"^(?:(/home/[^/\s]+)|(/Users/[^/\s]+)|([A-Za-z]:[\\/]Users[\\/][^\\/\s]+)|(/root))(?:[\\/]|$)"
+)
 
 
 def home_of(path: str) -> tuple[str, str | None] | None:

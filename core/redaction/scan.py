@@ -94,7 +94,9 @@ class Scanner:
             spans.append(Span(index, start - base, end - base, rule_id, secret))
         return spans
 
-    def _gitleaks(self, text: str, strings: Sequence[str], starts: list[int], found: list[tuple[int, int, str, str]]) -> None:
+    def _gitleaks(
+        self, text: str, strings: Sequence[str], starts: list[int], found: list[tuple[int, int, str, str]]
+    ) -> None:
         """Each rule over the lines (or, for a rule spanning lines or keyed by a short
         keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
         on a fragment holding its keyword."""
@@ -120,7 +122,9 @@ class Scanner:
                 for rule in wanted:
                     units.setdefault(rule.id, set()).add(span)
                 pos = lowered.find(keyword, span[1])
-        anchored: dict[str, dict[tuple[int, int], list[int]]] = {}  # keyword-led rules: line -> keyword places
+        anchored: dict[
+            str, dict[tuple[int, int], list[int]]
+        ] = {}  # keyword-led rules: line -> keyword places
         if self._keywords is not None:
             by_keyword = rules.by_keyword
             multiline = self._multiline
@@ -141,7 +145,9 @@ class Scanner:
                     if rule.id in led:
                         anchored.setdefault(rule.id, {}).setdefault(line, []).append(pos)
                     else:
-                        units.setdefault(rule.id, set()).add(string_span(pos) if rule.id in multiline else line)
+                        units.setdefault(rule.id, set()).add(
+                            string_span(pos) if rule.id in multiline else line
+                        )
         for rule in rules.unconditional:
             if rule.id not in disabled:
                 units[rule.id] = {(starts[i], starts[i] + len(s)) for i, s in enumerate(strings)}

@@ -167,7 +167,7 @@ def register_readers(register: Any) -> None:
     register(
         Reader(
             name=chat_request.NAME,
-            summary="OpenAI chat-completions request body ({\"model\", \"messages\"}), one JSON document",
+            summary='OpenAI chat-completions request body ({"model", "messages"}), one JSON document',
             detect=chat_request.detect,
             read=chat_request.read,
             extensions=(".json",),

@@ -30,7 +30,9 @@ def test_one_line_per_turn_along_the_leaf_path(doc: ir.Document) -> None:
     text = _convert(doc)
     assert check_turns(text.encode()) == []
     path = doc.path()
-    messages = [e for e in path if isinstance(e.body, ir.MessageBody) and not isinstance(e.message, ir.SystemMessage)]
+    messages = [
+        e for e in path if isinstance(e.body, ir.MessageBody) and not isinstance(e.message, ir.SystemMessage)
+    ]
     lines = text.splitlines()
     assert len(lines) >= len(messages) > 0
     assert lines[0].split()[1] in {"user", "model", "label", "summary"}
