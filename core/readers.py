@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
-from .errors import InputError, PluginError
+from .errors import InputError
 from .records import Frozen, frozen
 
 if TYPE_CHECKING:
     from .ir import Context, Document
-    from .plugins import PluginSet
 
 HEAD_SIZE = 64 * 1024
 """How many bytes of the input a reader's ``detect`` is shown (fewer when the input is
@@ -67,63 +65,6 @@ class Reader(Frozen):
     plugin: str = ""
     distribution: str = ""
     version: str = ""
-
-
-class ReaderTable:
-    """The registered readers, entered as ``Registry`` enters converters: in plugin
-    order, the first claim on a name wins and every later one is reported and skipped."""
-
-    def __init__(self, plugins: PluginSet, fail: Callable[[str], None]) -> None:
-        self.readers: dict[str, Reader] = {}
-        self.aliases: dict[str, str] = {}
-        self._plugins = plugins
-        self._fail = fail
-        self._pending: list[Reader] = []
-
-    def register(self, reader: Reader) -> None:
-        """The ``register`` callback handed to ``register_readers``."""
-        origin = self._plugins.calling
-        if not isinstance(reader, Reader):
-            who = f"plugin {origin.plugin!r} ({origin.distribution})" if origin else "a plugin"
-            self._fail(
-                f"{who} registered {type(reader).__name__} as a reader; it is skipped (a piconv.Reader is needed)"
-            )
-            return
-        if origin is not None:
-            reader = replace(
-                reader, plugin=origin.plugin, distribution=origin.distribution, version=origin.version
-            )
-        self._pending.append(reader)
-
-    def settle(self) -> None:
-        order = {info.name: n for n, info in enumerate(self._plugins.infos)}
-        pending, self._pending = self._pending, []
-        for reader in sorted(pending, key=lambda r: order.get(r.plugin, len(order))):
-            self._enter(reader)
-
-    def _enter(self, reader: Reader) -> None:
-        for key in (reader.name, *reader.aliases):
-            owner = self.find(key)
-            if owner is not None:
-                self._fail(
-                    f"reader name {key.lower()!r} is registered twice: by plugin {owner.plugin!r} "
-                    f"({owner.distribution}) and by plugin {reader.plugin!r} ({reader.distribution}); "
-                    f"the second is skipped"
-                )
-                return
-        self.readers[reader.name.lower()] = reader
-        for alias in reader.aliases:
-            self.aliases[alias.lower()] = reader.name.lower()
-
-    def find(self, name: str) -> Reader | None:
-        key = name.lower()
-        return self.readers.get(self.aliases.get(key, key))
-
-    def all(self) -> list[Reader]:
-        return [self.readers[k] for k in sorted(self.readers)]
-
-    def unknown(self, name: str) -> PluginError:
-        return PluginError(f"unknown input format {name!r} (known: {', '.join(sorted(self.readers))})")
 
 
 class Prefixed(io.RawIOBase):

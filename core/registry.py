@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from .errors import PluginError
@@ -153,19 +152,30 @@ class Registry:
     among the formats already registered, or the whole list is asked for."""
 
     def __init__(self, *, third_party_pending: bool) -> None:
+        from .filters import Filter
+        from .nametable import NameTable
         from .plugins import PluginSet
+        from .readers import Reader
 
-        self.converters: dict[str, Converter] = {}
-        self.aliases: dict[str, str] = {}
         self.failures: list[str] = []
         self._plugins = PluginSet(self.fail)
         self._third_party_pending = third_party_pending
-        self._pending: list[Converter] = []
-        self.filters: dict[str, Filter] = {}
-        from .readers import ReaderTable
-
-        self.input = ReaderTable(self._plugins, self.fail)
+        self.output: NameTable[Converter] = NameTable("format", Converter, self._plugins, self.fail)
+        """The output formats (``register_converters``)."""
+        self.input: NameTable[Reader] = NameTable("reader", Reader, self._plugins, self.fail)
         """The input formats (``register_readers``)."""
+        self.filter_table: NameTable[Filter] = NameTable("filter", Filter, self._plugins, self.fail)
+        """The filters (``register_filters``)."""
+
+    @property
+    def converters(self) -> dict[str, Converter]:
+        """Output formats by lower-case name."""
+        return self.output.items
+
+    @property
+    def filters(self) -> dict[str, Filter]:
+        """Filters by lower-case name."""
+        return self.filter_table.items
 
     def reader(self, name: str) -> Reader:
         """The input format called ``name`` (or one of its aliases), case-insensitive."""
@@ -173,7 +183,7 @@ class Registry:
         if found is None and self._load_third_party():
             found = self.input.find(name)
         if found is None:
-            raise self.input.unknown(name)
+            raise PluginError(f"unknown input format {name!r} (known: {self.input.names()})")
         return found
 
     def readers(self, *, third_party: bool = True) -> list[Reader]:
@@ -191,85 +201,29 @@ class Registry:
 
     def get(self, name: str) -> Converter:
         """The format called ``name`` (or one of its aliases), case-insensitive."""
-        found = self._find(name)
+        found = self.output.find(name)
         if found is None and self._load_third_party():
-            found = self._find(name)
+            found = self.output.find(name)
         if found is None:
-            known = ", ".join(sorted(self.converters))
-            raise PluginError(f"unknown format {name!r} (known: {known})")
+            raise PluginError(f"unknown format {name!r} (known: {self.output.names()})")
         return found
 
     def formats(self) -> list[Converter]:
         """Every registered format, by name."""
         self._load_third_party()
-        return [self.converters[k] for k in sorted(self.converters)]
-
-    def _find(self, name: str) -> Converter | None:
-        key = name.lower()
-        return self.converters.get(self.aliases.get(key, key))
+        return self.output.all()
 
     def fail(self, message: str) -> None:
         self.failures.append(message)
         warnings.warn(message, PluginWarning, stacklevel=2)
 
-    def register(self, converter: Converter) -> None:
-        """The ``register`` callback handed to ``register_converters``: collects the
-        converter; :meth:`settle` enters it once the hook call has returned."""
-        origin = self._plugins.calling
-        if origin is not None:
-            converter = replace(
-                converter, plugin=origin.plugin, distribution=origin.distribution, version=origin.version
-            )
-        self._pending.append(converter)
-
-    def settle(self) -> None:
-        """Enters the collected converters in plugin order (built-ins first, whatever
-        order pluggy called the hooks in), so a name goes to the first plugin that claims
-        it and every later claim is reported and skipped."""
-        order = {info.name: n for n, info in enumerate(self._plugins.infos)}
-        pending, self._pending = self._pending, []
-        for converter in sorted(pending, key=lambda c: order.get(c.plugin, len(order))):
-            self._enter(converter)
-
-    def _enter(self, converter: Converter) -> None:
-        for key in (converter.name, *converter.aliases):
-            owner = self._find(key)
-            if owner is not None:
-                self.fail(
-                    f"format name {key.lower()!r} is registered twice: by plugin {owner.plugin!r} "
-                    f"({owner.distribution}) and by plugin {converter.plugin!r} ({converter.distribution}); "
-                    f"the second is skipped"
-                )
-                return
-        self.converters[converter.name.lower()] = converter
-        for alias in converter.aliases:
-            self.aliases[alias.lower()] = converter.name.lower()
-
-    def register_filter(self, flt: Filter) -> None:
-        """The ``register`` callback handed to ``register_filters``."""
-        origin = self._plugins.calling
-        if origin is not None:
-            flt = replace(flt, plugin=origin.plugin, distribution=origin.distribution, version=origin.version)
-        owner = self.filters.get(flt.name.lower())
-        if owner is not None:
-            order = {info.name: n for n, info in enumerate(self._plugins.infos)}
-            if order.get(flt.plugin, len(order)) < order.get(owner.plugin, len(order)):
-                owner, flt = flt, owner  # built-ins first, then plugins in load order
-                self.filters[owner.name.lower()] = owner
-            self.fail(
-                f"filter name {flt.name.lower()!r} is registered twice: by plugin {owner.plugin!r} "
-                f"({owner.distribution}) and by plugin {flt.plugin!r} ({flt.distribution}); the second is skipped"
-            )
-            return
-        self.filters[flt.name.lower()] = flt
-
     def get_filter(self, name: str) -> Filter:
         """The filter called ``name`` (case-insensitive)."""
-        found = self.filters.get(name.lower())
+        found = self.filter_table.find(name)
         if found is None and self._load_third_party():
-            found = self.filters.get(name.lower())
+            found = self.filter_table.find(name)
         if found is None:
-            raise PluginError(f"unknown filter {name!r} (known: {', '.join(sorted(self.filters))})")
+            raise PluginError(f"unknown filter {name!r} (known: {self.filter_table.names()})")
         return found
 
     def _load_third_party(self) -> bool:
@@ -282,12 +236,19 @@ class Registry:
         added = load_third_party(self._plugins, self.fail)
         if added:
             relay = self._plugins.only(added)
-            relay.register_converters(register=self.register)
-            self.settle()
-            relay.register_filters(register=self.register_filter)
-            relay.register_readers(register=self.input.register)
-            self.input.settle()
+            self.dispatch(relay)
         return bool(added)
+
+    def dispatch(self, hooks: Any) -> None:
+        """Calls each registering hook of ``hooks`` (pluggy's hook relay, or one limited to
+        some plugins) and enters what it registered, kind by kind."""
+        for table, hook in (
+            (self.output, hooks.register_converters),
+            (self.filter_table, hooks.register_filters),
+            (self.input, hooks.register_readers),
+        ):
+            hook(register=table.register)
+            table.settle()
 
 
 def build_registry(extra_plugins: tuple[object, ...] = (), *, third_party: bool = True) -> Registry:
@@ -302,11 +263,7 @@ def build_registry(extra_plugins: tuple[object, ...] = (), *, third_party: bool 
     for plugin in extra_plugins:
         name = getattr(plugin, "__name__", type(plugin).__name__)
         plugins.add(plugin, Origin(name, "-", "-"), builtin=False)
-    plugins.manager.hook.register_converters(register=registry.register)
-    registry.settle()
-    plugins.manager.hook.register_filters(register=registry.register_filter)
-    plugins.manager.hook.register_readers(register=registry.input.register)
-    registry.input.settle()
+    registry.dispatch(plugins.manager.hook)
     return registry
 
 
