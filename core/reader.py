@@ -206,7 +206,9 @@ class _LineReader:
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         limit = self.limit
-        pending: list[bytes] = []  # pieces of a line that runs past the chunk it began in
+        # A line that runs past the chunk it began in, gathered in one buffer: pieces and
+        # then their join would hold a long line twice.
+        pending = bytearray()
         pending_len = 0
         discarded = -1  # >= 0: inside an over-long line, this many bytes thrown away so far
         lineno = 0
@@ -233,7 +235,7 @@ class _LineReader:
             # A raw CR can only be whitespace or garbage in JSON, so one C scan per chunk
             # spares the per-line check in the (usual) file without any.
             check_cr = not self.crlf_seen and (
-                b"\r" in chunk or (bool(pending) and pending[-1].endswith(b"\r"))
+                b"\r" in chunk or pending.endswith(b"\r")
             )
             check_len = len(chunk) > limit
             start = 0
@@ -244,9 +246,9 @@ class _LineReader:
                     yield self._too_long(lineno, pending_len + len(parts[0]))
                     start = 1
                 else:
-                    pending.append(parts[0])
-                    parts[0] = b"".join(pending)
-                pending = []
+                    pending += parts[0]
+                    parts[0] = pending  # type: ignore[call-overload]  (orjson and the checks take a bytearray)
+                pending = bytearray()
                 pending_len = 0
             for i in range(start, len(parts)):
                 raw = parts[i]
@@ -269,12 +271,12 @@ class _LineReader:
                     yield self._crlf(lineno)
                 yield make_record(lineno, value)
             if tail:
-                pending.append(tail)
+                pending += tail
                 pending_len += len(tail)
                 if pending_len > limit:
                     # Stream past the rest of the line instead of holding it.
                     discarded = pending_len
-                    pending = []
+                    pending = bytearray()
                     pending_len = 0
         if discarded >= 0:
             lineno += 1
@@ -282,7 +284,7 @@ class _LineReader:
         elif pending or (bom and lineno == 0):
             # (A file holding just a BOM still has its one line.)
             lineno += 1
-            raw = b"".join(pending)
+            raw = pending
             try:
                 value = loads(raw)
             except decode_error:
