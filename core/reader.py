@@ -234,9 +234,7 @@ class _LineReader:
             tail = parts.pop()
             # A raw CR can only be whitespace or garbage in JSON, so one C scan per chunk
             # spares the per-line check in the (usual) file without any.
-            check_cr = not self.crlf_seen and (
-                b"\r" in chunk or pending.endswith(b"\r")
-            )
+            check_cr = not self.crlf_seen and (b"\r" in chunk or pending.endswith(b"\r"))
             check_len = len(chunk) > limit
             start = 0
             if pending and parts:
