@@ -82,7 +82,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 word in text for word in NEEDS_SHARED
             )
         if sources[path]:
-            item.add_marker(skip)
+            item.add_marker(skip, append=False)  # before the mark of a parameter set left empty
 
 
 def pytest_report_header(config: pytest.Config) -> str:
