@@ -4,6 +4,7 @@ versions, and what happens to a damaged, foreign or newer database."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import sqlite3
@@ -297,3 +298,23 @@ def test_a_broad_query_ranks_its_newest_matches_a_filtered_one_all(tmp_path: Pat
     }
     conn.close()
     assert users == all_users and users - set(newest[:3])
+
+
+@pytest.mark.parametrize("planted", ["archive.db", "archive.db-wal", "archive.db-journal"])
+def test_a_link_planted_where_the_archive_goes_is_moved_aside_not_followed(
+    tmp_path: Path, planted: str
+) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    _tree(src)
+    run_bulk(str(src), str(out), ["sqlite"], jobs=1, quiet=True)
+    outside = tmp_path / "outside.db"  # a dangling link: following it would create this file
+    (out / "archive.db").unlink()  # the run's own archive gone; a link in its place or its journal's
+    (out / planted).symlink_to(outside)
+    summary = run_bulk(str(src), str(out), ["sqlite"], jobs=1, quiet=True, force=True)
+    assert not outside.exists() and not os.path.lexists(str(outside) + "-wal")
+    assert os.path.islink(out / f"{planted.replace('archive.db', 'archive.db.foreign')}")
+    assert not (out / "archive.db").is_symlink()
+    conn = sqlite3.connect(out / "archive.db")
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+    conn.close()
+    assert any("moved to archive.db.foreign" in note for note in summary.notes)

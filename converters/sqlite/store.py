@@ -65,11 +65,20 @@ def _aside(path: str, kind: str) -> str:
     while os.path.lexists(target):
         n += 1
         target = f"{path}.{kind}-{n}"
-    os.replace(path, target)
-    for side in _SIDE_FILES:
+    for side in ("", *_SIDE_FILES):
         with contextlib.suppress(FileNotFoundError):
-            os.replace(path + side, target + side)
+            os.replace(path + side, target + side)  # a link is moved, never followed
     return target
+
+
+def _planted(path: str) -> bool:
+    """Whether the archive or a journal beside it is something SQLite would follow or
+    cannot use: a symbolic link (to a place outside OUTDIR, or to nothing, which SQLite
+    would create), or not a regular file."""
+    for name in (path, *(path + side for side in _SIDE_FILES)):
+        if os.path.islink(name) or (os.path.lexists(name) and not os.path.isfile(name)):
+            return True
+    return False
 
 
 class Store:
@@ -83,6 +92,11 @@ class Store:
 
     def _open(self) -> sqlite3.Connection:
         path = self.path
+        if _planted(path):
+            moved = _aside(path, "foreign")
+            self.notes.append(
+                f"{path}: a link or not a regular file; moved to {os.path.basename(moved)} and rebuilt from the inputs"
+            )
         if os.path.exists(path) and os.path.getsize(path) > 0:
             conn = None
             try:
