@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import types
 from collections.abc import Callable, Iterator
@@ -68,6 +69,10 @@ Failure = Callable[[str], None]
 class _StandIn:
     """Holds a plugin's guarded hook implementations (hashable, as pluggy needs)."""
 
+    def __dir__(self) -> list[str]:
+        # pluggy inspects every name ``dir`` gives; the hooks are all there is to find.
+        return list(vars(self))
+
 
 class PluginSet:
     """One pluggy manager and the plugins registered with it, each hook call guarded so
@@ -86,7 +91,7 @@ class PluginSet:
         """Registers ``plugin``; False (and a failure reported) when it cannot be used."""
         implemented = {}  # attribute -> the hook it implements (pluggy's specname, else its name)
         wrappers = set()  # pluggy's wrappers are generators: registered as they are
-        for name in dir(plugin):
+        for name in _candidates(plugin, f"{self.manager.project_name}_impl"):
             opts = self.manager.parse_hookimpl_opts(plugin, name)
             if opts is not None:
                 implemented[name] = opts.get("specname") or name
@@ -160,6 +165,19 @@ class PluginSet:
         for hook in self._known:
             setattr(relay, hook, self.manager.subset_hook_caller(hook, remove_plugins=others))
         return relay  # type: ignore[return-value]
+
+
+def _candidates(plugin: object, marker: str) -> list[str]:
+    """The names pluggy could take for hook implementations. For a module, only its
+    routines that carry the marker: pluggy's own check of every attribute of a module
+    costs more than the rest of registering it."""
+    if not isinstance(plugin, types.ModuleType):
+        return dir(plugin)
+    return [
+        name
+        for name, value in vars(plugin).items()
+        if inspect.isroutine(value) and getattr(value, marker, None) is not None
+    ]
 
 
 def load_builtins(plugins: PluginSet) -> None:
