@@ -11,7 +11,7 @@ documents it in ``docs/formats/pi.md``.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from .records import replace
 from typing import TYPE_CHECKING, Any
 
 from . import pimodel

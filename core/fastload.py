@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from .ir import EMPTY
+from .records import field_defaults
 
 
 def _accelerator() -> ModuleType | None:
@@ -67,7 +68,7 @@ def lookup(mapping: dict[str, str]) -> Callable[[str], str]:
 
 def slot_setters(cls: type) -> dict[str, Callable[[Any, Any], None]]:
     """Each field's slot descriptor ``__set__``: sets a frozen instance's field directly."""
-    return {f.name: getattr(cls, f.name).__set__ for f in dataclasses.fields(cls)}
+    return {name: getattr(cls, name).__set__ for name in field_defaults(cls)}
 
 
 def compile_loader(
@@ -88,7 +89,7 @@ def compile_loader(
     ``(object, extra or None)`` instead. Fields named nowhere keep their default unless
     given as keyword arguments.
     """
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    fields = field_defaults(cls)
     has_extra = "extra" in fields
     env: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "EMPTY": EMPTY}
     setters = slot_setters(cls)
@@ -103,7 +104,7 @@ def compile_loader(
     filled = {spec[0] for spec in table.values()} | set(groups or {})
     for f in fields:
         if f not in filled and f != "extra":
-            default = fields[f].default
+            default = fields[f]
             env[f"_default_{f}"] = None if default is dataclasses.MISSING else default
     params = ", ".join(f"{f}=_default_{f}" for f in fields if f not in filled and f != "extra")
     lines = [f"def {name}(raw{', ' + params if params else ''}):", "    n = 0"]
@@ -182,8 +183,8 @@ def compile_loader(
         for key, (field_name, test, conv) in table.items()
     )
     for _group_cls, members in (groups or {}).values():
-        for f in dataclasses.fields(_group_cls):
-            if f.name not in members.values() and f.default is not None:
+        for field_name, default in field_defaults(_group_cls).items():
+            if field_name not in members.values() and default is not None:
                 return loader  # the C loader sets a group's unnamed fields to None only
     c_groups = tuple(
         (
@@ -191,7 +192,7 @@ def compile_loader(
             group_cls,
             tuple(members.items()),
             # the group's other fields keep their default (None, checked above)
-            tuple(f.name for f in dataclasses.fields(group_cls) if f.name not in members.values()),
+            tuple(name for name in field_defaults(group_cls) if name not in members.values()),
         )
         for group_field, (group_cls, members) in (groups or {}).items()
     )
@@ -231,7 +232,7 @@ def compile_maker(cls: type) -> Callable[..., Any]:
     """``make(field1, field2, ...)``: a positional constructor for a frozen slots dataclass
     that fills the slots directly (the generated ``__init__`` goes through
     ``object.__setattr__`` once per field)."""
-    names = [f.name for f in dataclasses.fields(cls)]
+    names = list(field_defaults(cls))
     if speedups is not None:
         return speedups.Maker(cls, tuple(names))
     env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}

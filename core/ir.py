@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records import Frozen, frozen
+from .records import Frozen, frozen, replace
 
 IR_VERSION: tuple[int, int] = (1, 0)
 

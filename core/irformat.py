@@ -15,6 +15,7 @@ from typing import IO, Any
 from . import ir
 from .hookspecs import hookimpl
 from .jsonio import dumps, finite, report_nulls
+from .records import Frozen, field_defaults
 from .registry import Converter, Option
 from .report import Report
 
@@ -41,16 +42,16 @@ def _plan(cls: type) -> Plan:
     elif hasattr(cls, "kind") and cls is not ir.Entry:
         tag["kind"] = cls.kind  # type: ignore[attr-defined]
     fields = []
-    for f in dataclasses.fields(cls):
-        if f.name.startswith("_") or f.name == "context_builder":
+    for name in field_defaults(cls):
+        if name.startswith("_") or name == "context_builder":
             continue
-        if cls is ir.Entry and f.name == "parent_id":
+        if cls is ir.Entry and name == "parent_id":
             mode = _ALWAYS
-        elif f.name in ("extra", "synthesized", "other_headers"):
+        elif name in ("extra", "synthesized", "other_headers"):
             mode = _UNLESS_EMPTY
         else:
             mode = _UNLESS_NONE
-        fields.append((f.name, mode))
+        fields.append((name, mode))
     plan = _PLANS[cls] = (tag, tuple(fields))
     return plan
 
@@ -66,7 +67,7 @@ def to_json(obj: Any) -> Any:
             return [to_json(v) for v in obj]
         if cls is frozenset:
             return sorted(obj)
-        if dataclasses.is_dataclass(obj):
+        if isinstance(obj, Frozen) or dataclasses.is_dataclass(obj):
             plan = _plan(cls)
         elif isinstance(obj, Mapping):
             return {k: to_json(v) for k, v in obj.items()}

@@ -9,7 +9,7 @@ skipped. Names are case-insensitive.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from .records import replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:

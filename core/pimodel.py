@@ -337,7 +337,7 @@ def dump_message(message: Message, role: str | None = None) -> Any:
 def with_content(message: Message, content: Any) -> Message:
     """A copy of ``message`` whose content is the pi JSON value ``content`` (typed when it
     is a string or list, else kept in ``extra``)."""
-    from dataclasses import replace
+    from .records import replace
 
     extra = dict(message.extra) if message.extra else {}  # type: ignore[union-attr]
     extra.pop("content", None)

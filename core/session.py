@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from .records import replace
 from typing import Any, Protocol
 
 from .context import build_context

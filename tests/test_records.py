@@ -7,6 +7,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import subprocess
+import sys
+from typing import ClassVar
 
 import pytest
 from piconv import ir, plugins, problems, reader, readers, records, registry
@@ -90,3 +93,64 @@ def test_a_node_refuses_what_the_generated_constructor_refuses(cls: type) -> Non
             cls()
     else:
         assert cls() == cls(**{f.name: f.default for f in dataclasses.fields(cls)})
+
+
+@pytest.mark.parametrize("cls", NODES, ids=lambda c: c.__name__)
+def test_replace_and_field_defaults_agree_with_dataclasses(cls: type) -> None:
+    node = cls(**_sample(cls, "a"))
+    name = next(iter(_sample(cls, "a")))
+    assert records.replace(node, **{name: "other"}) == dataclasses.replace(node, **{name: "other"})
+    with pytest.raises(TypeError):
+        records.replace(node, bogus=1)
+    assert records.field_defaults(cls) == {f.name: f.default for f in dataclasses.fields(cls)}
+
+
+def test_a_record_is_declared_as_a_dataclass_would_be() -> None:
+    with pytest.raises(TypeError, match="non-default argument"):
+
+        @records.frozen
+        class Misordered(records.Frozen):
+            first: int = 0
+            second: int
+
+    with pytest.raises(TypeError, match="class or init-only"):
+
+        @records.frozen
+        class WithClassVar(records.Frozen):
+            shared: ClassVar[int] = 0
+
+    @records.frozen
+    class Base(records.Frozen):
+        a: int
+        b: str = "b"
+
+    @records.frozen
+    class Derived(Base):
+        c: int = 3
+
+    assert Derived(1) == Derived(1, "b", 3) and [f.name for f in dataclasses.fields(Derived)] == ["a", "b", "c"]
+    assert records.replace(Derived(1), c=4).c == 4 and Derived.__match_args__ == ("a", "b", "c")
+
+
+def test_converting_makes_no_dataclass_metadata(tmp_path) -> None:
+    """Making a record's dataclass metadata costs what ``@dataclass`` does; loading a
+    session and converting it never asks for it (checked in a fresh interpreter)."""
+    session = tmp_path / "s.jsonl"
+    session.write_text(
+        '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}\n'
+        '{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}}\n'
+    )
+    probe = (
+        "import sys, piconv\n"
+        "from piconv import ir, records, registry, readers\n"
+        "doc = piconv.load(sys.argv[1])\n"
+        "for fmt in ('ir', 'pi', 'openai', 'asf', 'markdown', 'html'):\n"
+        "    assert piconv.convert_to_bytes(doc, fmt)\n"
+        "made = sorted(c.__name__ for m in (ir, registry, readers) for c in vars(m).values()\n"
+        "    if isinstance(c, type) and issubclass(c, records.Frozen)\n"
+        "    and isinstance(c.__dict__.get('__dataclass_fields__'), dict))\n"
+        "print(made)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(session)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

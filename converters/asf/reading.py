@@ -17,7 +17,7 @@ Any other entry is read by ``foreign.py``. The context at a leaf is RFC 0001's
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from piconv.ir import replace
 from typing import IO, Any
 
 from piconv import ir

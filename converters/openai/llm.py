@@ -97,7 +97,7 @@ def _named_call(part: ToolCall, line: int | None, report: Report) -> ToolCall:
     """A tool call whose id and name are strings, as the chat format requires."""
     if part.call_id is not None and part.name is not None:
         return part
-    from dataclasses import replace
+    from piconv.ir import replace
 
     return replace(
         part,

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from piconv.ir import replace
 from typing import Any
 
 from piconv import Report
