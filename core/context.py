@@ -11,7 +11,6 @@ documents it in ``docs/formats/pi.md``.
 
 from __future__ import annotations
 
-from .records import replace
 from typing import TYPE_CHECKING, Any
 
 from . import pimodel
@@ -37,6 +36,7 @@ from .ir import (
     UserMessage,
 )
 from .jsdate import js_time
+from .records import replace
 
 if TYPE_CHECKING:
     from .ir import Document

@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records import Frozen, frozen, replace
+from .records import Frozen, frozen
+from .records import replace as replace  # for converters, which import the IR, not the core
 
 IR_VERSION: tuple[int, int] = (1, 0)
 

@@ -9,8 +9,9 @@ skipped. Names are case-insensitive.
 from __future__ import annotations
 
 from collections.abc import Callable
-from .records import replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .records import replace
 
 if TYPE_CHECKING:
     from .plugins import PluginSet

@@ -130,7 +130,10 @@ def frozen(cls: type[_T]) -> type[_T]:
     defaults = dict(getattr(cls, "_defaults", {}))
     types = dict(getattr(cls, "_types", {}))
     for name, annotation in annotations.items():
-        if isinstance(annotation, str) and annotation.split("[", 1)[0].rsplit(".", 1)[-1] in ("ClassVar", "InitVar"):
+        if isinstance(annotation, str) and annotation.split("[", 1)[0].rsplit(".", 1)[-1] in (
+            "ClassVar",
+            "InitVar",
+        ):
             raise TypeError(f"{cls.__name__}.{name}: a frozen record has no class or init-only variables")
         if name not in names:
             names.append(name)

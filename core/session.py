@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from .records import replace
 from typing import Any, Protocol
 
 from .context import build_context
 from .ir import Document, Entry, Issue, SessionInfo
 from .pientry import load_entry
 from .problems import Problem
+from .records import replace
 
 CURRENT_VERSION = 3
 

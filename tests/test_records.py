@@ -128,7 +128,11 @@ def test_a_record_is_declared_as_a_dataclass_would_be() -> None:
     class Derived(Base):
         c: int = 3
 
-    assert Derived(1) == Derived(1, "b", 3) and [f.name for f in dataclasses.fields(Derived)] == ["a", "b", "c"]
+    assert Derived(1) == Derived(1, "b", 3) and [f.name for f in dataclasses.fields(Derived)] == [
+        "a",
+        "b",
+        "c",
+    ]
     assert records.replace(Derived(1), c=4).c == 4 and Derived.__match_args__ == ("a", "b", "c")
 
 
@@ -152,5 +156,7 @@ def test_converting_makes_no_dataclass_metadata(tmp_path) -> None:
         "    and isinstance(c.__dict__.get('__dataclass_fields__'), dict))\n"
         "print(made)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe, str(session)], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(session)], capture_output=True, text=True, check=True
+    )
     assert done.stdout.strip() == "[]"

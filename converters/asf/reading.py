@@ -17,10 +17,10 @@ Any other entry is read by ``foreign.py``. The context at a leaf is RFC 0001's
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from piconv.ir import replace
 from typing import IO, Any
 
 from piconv import ir
+from piconv.ir import replace
 
 from . import foreign
 from .context import AsfFile, resume_leaf

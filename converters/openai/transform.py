@@ -13,11 +13,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from piconv.ir import replace
 from typing import Any
 
 from piconv import Report
-from piconv.ir import Image, Reasoning, Text, ToolCall
+from piconv.ir import Image, Reasoning, Text, ToolCall, replace
 
 from . import losses
 from .jsutil import js_trim
