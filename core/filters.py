@@ -10,8 +10,9 @@ report (loss codes and ``notes``). The built-in ``redact`` filter is
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from .records import Frozen, frozen
 
 if TYPE_CHECKING:
     from .ir import Document
@@ -22,8 +23,8 @@ FilterFunction = Callable[["Document", Mapping[str, Any], "Report"], "Document"]
 one; the given one is never changed) and records what it did in ``report``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Filter:
+@frozen
+class Filter(Frozen):
     """An IR -> IR filter: ``name`` (what ``piconv.apply_filters`` and a bulk run take),
     a one-line ``summary``, the ``apply`` function. ``plugin`` / ``distribution`` /
     ``version`` are filled in by the registry."""

@@ -21,7 +21,6 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import orjson
@@ -88,11 +87,31 @@ class Record(Frozen):
 _make_record = compile_maker(Record)
 
 
-@dataclass(slots=True)
 class ReadResult:
-    records: list[Record] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    lines_read: int = 0
+    """What reading a file gave: its records, its problems, the lines read."""
+
+    __slots__ = ("lines_read", "problems", "records")
+
+    def __init__(
+        self, records: list[Record] | None = None, problems: list[Problem] | None = None, lines_read: int = 0
+    ) -> None:
+        self.records: list[Record] = [] if records is None else records
+        self.problems: list[Problem] = [] if problems is None else problems
+        self.lines_read = lines_read
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.records, self.problems, self.lines_read) == (
+            other.records,  # type: ignore[attr-defined]
+            other.problems,  # type: ignore[attr-defined]
+            other.lines_read,  # type: ignore[attr-defined]
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"ReadResult(records={self.records!r}, problems={self.problems!r}, lines_read={self.lines_read!r})"
 
 
 def _reject_constant(name: str) -> Any:

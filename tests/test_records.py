@@ -160,3 +160,16 @@ def test_converting_makes_no_dataclass_metadata(tmp_path) -> None:
         [sys.executable, "-c", probe, str(session)], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_report_is_a_plain_mutable_record() -> None:
+    from piconv.report import LossItem, Report
+
+    first, second = Report("asf"), Report("asf")
+    first.add("x", 3, "detail")
+    assert first != second and second.losses == {} and first.losses["x"] == LossItem("x", 1, [3], ["detail"])
+    second.add("x", 3, "detail")
+    assert first == second and repr(first) == repr(second)
+    assert repr(Report("ir")).startswith("Report(format='ir', source=None, lines_read=0")
+    with pytest.raises(TypeError):
+        hash(first)
