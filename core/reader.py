@@ -27,7 +27,7 @@ import orjson
 
 from .fastload import compile_maker
 from .problems import Problem
-from .records import Frozen, frozen
+from .records import Frozen, Mutable, frozen
 
 __all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
 
@@ -87,10 +87,11 @@ class Record(Frozen):
 _make_record = compile_maker(Record)
 
 
-class ReadResult:
+class ReadResult(Mutable):
     """What reading a file gave: its records, its problems, the lines read."""
 
     __slots__ = ("lines_read", "problems", "records")
+    _fields = ("records", "problems", "lines_read")
 
     def __init__(
         self, records: list[Record] | None = None, problems: list[Problem] | None = None, lines_read: int = 0
@@ -98,20 +99,6 @@ class ReadResult:
         self.records: list[Record] = [] if records is None else records
         self.problems: list[Problem] = [] if problems is None else problems
         self.lines_read = lines_read
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.records, self.problems, self.lines_read) == (
-            other.records,  # type: ignore[attr-defined]
-            other.problems,  # type: ignore[attr-defined]
-            other.lines_read,  # type: ignore[attr-defined]
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        return f"ReadResult(records={self.records!r}, problems={self.problems!r}, lines_read={self.lines_read!r})"
 
 
 def _reject_constant(name: str) -> Any:

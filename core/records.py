@@ -26,7 +26,7 @@ else:
         return lambda decorated: decorated
 
 
-__all__ = ["Frozen", "field_defaults", "frozen", "replace"]
+__all__ = ["Frozen", "Mutable", "field_defaults", "frozen", "replace"]
 
 _T = TypeVar("_T")
 
@@ -182,3 +182,23 @@ def replace(record: _T, /, **changes: Any) -> _T:
     values = {name: getattr(record, name) for name in record._names}
     values.update(changes)
     return type(record)(**values)
+
+
+class Mutable:
+    """The base of a mutable record written out by hand (``__slots__`` and ``__init__``):
+    equality and ``repr`` over ``_fields``, in order, as a non-frozen dataclass has them;
+    not hashable."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._fields)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{self.__class__.__qualname__}({shown})"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .records import Mutable
+
 MAX_LINES_PER_CODE = 1000
 """Line numbers kept per code; the count stays exact beyond it."""
 
@@ -13,10 +15,11 @@ MAX_LINES_PER_CODE = 1000
 # module, and generating two classes costs it more than the rest of the module.
 
 
-class LossItem:
+class LossItem(Mutable):
     """One loss code: how often it occurred, the first line numbers, a few examples."""
 
     __slots__ = ("code", "count", "examples", "lines")
+    _fields = ("code", "count", "lines", "examples")
 
     def __init__(
         self, code: str, count: int = 0, lines: list[int] | None = None, examples: list[str] | None = None
@@ -26,23 +29,8 @@ class LossItem:
         self.lines: list[int] = [] if lines is None else lines
         self.examples: list[str] = [] if examples is None else examples
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.code, self.count, self.lines, self.examples) == (
-            other.code,  # type: ignore[attr-defined]
-            other.count,  # type: ignore[attr-defined]
-            other.lines,  # type: ignore[attr-defined]
-            other.examples,  # type: ignore[attr-defined]
-        )
 
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        return f"LossItem(code={self.code!r}, count={self.count!r}, lines={self.lines!r}, examples={self.examples!r})"
-
-
-class Report:
+class Report(Mutable):
     """Accounting of one conversion. ``lines_read`` and ``entries_written`` let a reader
     check that every source line is accounted for; ``losses`` lists each difference
     between the formats by stable code with counts and line numbers."""
@@ -77,20 +65,6 @@ class Report:
         self.problems = problems
         self.losses: dict[str, LossItem] = {} if losses is None else losses
         self.notes: dict[str, Any] = {} if notes is None else notes
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in _REPORT_FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _REPORT_FIELDS)
-        return f"Report({shown})"
 
     def add(self, code: str, line: int | None = None, detail: str | None = None, count: int = 1) -> None:
         item = self.losses.get(code)
@@ -133,15 +107,3 @@ class Report:
             )
         src = f"{self.source}: " if self.source else ""
         return f"{src}{self.format}: {self.lines_read} lines read, {self.entries_written} written; {lost}"
-
-
-_REPORT_FIELDS = (
-    "format",
-    "source",
-    "lines_read",
-    "entries_read",
-    "entries_written",
-    "problems",
-    "losses",
-    "notes",
-)
