@@ -45,6 +45,16 @@ class Report(Mutable):
         "problems",
         "source",
     )
+    _fields = (
+        "format",
+        "source",
+        "lines_read",
+        "entries_read",
+        "entries_written",
+        "problems",
+        "losses",
+        "notes",
+    )
 
     def __init__(
         self,
