@@ -119,10 +119,29 @@ def compile_loader(
     return speedups.TableLoader(cls, c_fields, c_groups, tuple(skip), c_defaults, loader.has_extra, loader)
 
 
+# The simple tests as the set of types they accept (one ``in`` instead of a call).
+_TYPE_SETS: dict[str, frozenset[type]] = {
+    "str": frozenset({str}),
+    "bool": frozenset({bool}),
+    "num": frozenset({int, float}),
+    "dict": frozenset({dict}),
+    "content": frozenset({str, list}),
+}
+
+
 class TableLoader:
     """``load(raw, **fixed)`` of :func:`compile_loader`, reading its table as it goes."""
 
-    __slots__ = ("cls", "defaults", "groups", "has_extra", "members", "setters", "skip")
+    __slots__ = (
+        "cls",
+        "defaults",
+        "extra_setter",
+        "groups",
+        "has_extra",
+        "members",
+        "members_and_skip",
+        "skip",
+    )
 
     def __init__(
         self,
@@ -132,61 +151,72 @@ class TableLoader:
         groups: Mapping[str, tuple[type, Mapping[str, str]]],
     ) -> None:
         self.cls = cls
-        self.members = tuple((key, field, TESTS[test], conv) for key, (field, test, conv) in table.items())
+        setters = slot_setters(cls)
+        # (member, its field's setter, accepted types or None, the test when no types, converter)
+        self.members = tuple(
+            (key, setters[field], _TYPE_SETS.get(test), TESTS[test], conv)
+            for key, (field, test, conv) in table.items()
+        )
         self.groups = tuple(
-            (name, group_cls, tuple(members.items())) for name, (group_cls, members) in groups.items()
+            (setters[name], group_cls, tuple(members.items()))
+            for name, (group_cls, members) in groups.items()
         )
         self.skip = frozenset(skip)
+        self.members_and_skip = frozenset(table) | {key for _c, members in groups.values() for key in members}
+        self.members_and_skip |= self.skip
         fields = field_defaults(cls)
         self.has_extra = "extra" in fields
-        filled = {field for _key, field, _test, _conv in self.members} | set(groups)
+        self.extra_setter = setters.get("extra")
+        filled = {field for field, _test, _conv in table.values()} | set(groups)
         self.defaults = {
-            name: None if default is dataclasses.MISSING else default
+            name: (setters[name], None if default is dataclasses.MISSING else default)
             for name, default in fields.items()
             if name not in filled and name != "extra"
         }
-        self.setters = tuple(slot_setters(cls).items())
 
     def __call__(self, raw: dict[str, Any], **fixed: Any) -> Any:
-        if fixed and not fixed.keys() <= self.defaults.keys():
-            raise TypeError(
-                f"load() got an unexpected keyword argument {next(iter(fixed.keys() - self.defaults.keys()))!r}"
-            )
-        values: dict[str, Any] = {}
-        held: dict[str, Any] = {}  # member -> the value it gave (None: null or mistyped)
+        defaults = self.defaults
+        if fixed and not fixed.keys() <= defaults.keys():
+            unknown = next(iter(fixed.keys() - defaults.keys()))
+            raise TypeError(f"load() got an unexpected keyword argument {unknown!r}")
+        obj = object.__new__(self.cls)
         taken = 0
-        for key, field, test, conv in self.members:
+        refused: list[str] | None = None  # members present but null or mistyped: they go to extra
+        for key, setter, types, test, conv in self.members:
             v = raw.get(key)
-            if v is not None and test(v):
-                v = conv(v) if conv is not None else v
+            if v is not None and (type(v) in types if types is not None else test(v)):
+                if conv is not None:
+                    v = conv(v)
+                    if v is None:
+                        refused = [*(refused or ()), key]
                 taken += 1
-            else:
+            elif key in raw:
+                refused = [*(refused or ()), key]
                 v = None
-            values[field] = held[key] = v
-        for name, group_cls, members in self.groups:
+            setter(obj, v)
+        for setter, group_cls, members in self.groups:
             parts: dict[str, Any] = {}
             for key, attr in members:
                 v = raw.get(key)
                 if type(v) is str:
                     taken += 1
-                else:
+                elif key in raw:
+                    refused = [*(refused or ()), key]
                     v = None
-                parts[attr] = held[key] = v
-            values[name] = group_cls(**parts) if any(v is not None for v in parts.values()) else None
+                parts[attr] = v
+            setter(obj, group_cls(**parts) if any(v is not None for v in parts.values()) else None)
         skip = self.skip
         taken += sum(1 for key in skip if key in raw)
         extra = None
         if taken != len(raw):
-            extra = {k: v for k, v in raw.items() if k not in skip and held.get(k) is None}
-        obj = object.__new__(self.cls)
-        for name, setter in self.setters:
-            if name == "extra":
-                setter(obj, extra if extra else EMPTY)
-            elif name in values:
-                setter(obj, values[name])
-            else:
-                setter(obj, fixed[name] if name in fixed else self.defaults[name])
-        return obj if self.has_extra else (obj, extra)
+            known = self.members_and_skip
+            extra = {k: v for k, v in raw.items() if k not in known or (refused is not None and k in refused)}
+        for name, (setter, default) in defaults.items():
+            setter(obj, fixed.get(name, default))
+        if self.extra_setter is not None:
+            self.extra_setter(obj, extra if extra else EMPTY)
+            return obj
+        return obj, extra
 
 
 def compile_maker(cls: type) -> Callable[..., Any]:
