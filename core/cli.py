@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from .cliparse import UsageParser, add_format_options, help_formatter, one_shot, own_process
 from .errors import PiconvError, UsageError
 
 SUBCOMMANDS = ("inspect", "validate", "search")
@@ -66,30 +67,8 @@ def _version_line() -> str:
     return f"piconv {__version__} (C accelerator: {'built' if built else 'not built: pure Python, slower'})"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see piconv --help)")
-
-
-def _help_formatter(prog: str) -> argparse.HelpFormatter:
-    # argparse asks shutil for the width each time it makes a formatter, which it does for
-    # every add_argument; shutil (with the compression modules it imports) is not needed
-    # for that, so the width is found as shutil finds it.
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    columns = columns or 80
-    return argparse.RawDescriptionHelpFormatter(prog, width=max(columns, 20) - 2)
-
-
-def _main_parser() -> _Parser:
-    p = _Parser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=_help_formatter)
+def _main_parser() -> UsageParser:
+    p = UsageParser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=help_formatter)
     p.add_argument(
         "input",
         nargs="?",
@@ -182,53 +161,9 @@ def _main_parser() -> _Parser:
     return p
 
 
-def _add_format_options(parser: argparse.ArgumentParser, converters: Sequence[Any]) -> dict[str, set[str]]:
-    """Adds every format's own options; returns format name -> the dests it declared."""
-    seen: dict[str, Any] = {}
-    dests: dict[str, set[str]] = {}
-    for conv in converters:
-        group = None
-        for opt in conv.options:
-            dests.setdefault(conv.name, set()).add(opt.dest)
-            if opt.flag in seen:
-                continue  # shared by several formats: declared once, passed to each
-            if group is None:
-                group = parser.add_argument_group(f"{conv.name} options")
-            seen[opt.flag] = opt
-            kwargs: dict[str, Any] = {"dest": opt.dest, "help": opt.help}
-            if not opt.takes_value:
-                kwargs["action"] = "store_true"
-            else:
-                kwargs["metavar"] = opt.metavar or opt.dest.upper()
-                if opt.choices:
-                    kwargs["choices"] = opt.choices
-                if opt.repeatable:
-                    kwargs["action"] = "append"
-            kwargs["default"] = opt.default if opt.takes_value else False
-            group.add_argument(opt.flag, **kwargs)
-    return dests
-
-
-_OWNS_PROCESS = False
-"""True under :func:`run`: this process converts and exits, and may be set up for that."""
-
-
-def _one_shot() -> None:
-    """For one conversion in a process that ends with it: the cyclic collector off for
-    good. The session's objects hold no cycles; each automatic collection would only scan
-    them all again (0.2-0.3 s after loading 100 MB) and free nothing. The library pauses
-    the collector only while it reads and converts and restores it; this is the
-    command line's own choice, never made when :func:`main` is called as a function."""
-    if _OWNS_PROCESS:
-        import gc
-
-        gc.disable()
-
-
 def run() -> None:
     """The console entry point."""
-    global _OWNS_PROCESS
-    _OWNS_PROCESS = True
+    own_process()
     # A session's text, a file name that is not UTF-8 or a lone surrogate escape must
     # never make printing fail: such characters are shown escaped.
     for stream in (sys.stdout, sys.stderr):
@@ -257,7 +192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             if args and args[0] in SUBCOMMANDS:
-                return _subcommand(args[0], args[1:])
+                from .clicommands import subcommand
+
+                return subcommand(args[0], args[1:])
             return _convert(args)
     except PiconvError as exc:
         if debug:
@@ -295,14 +232,20 @@ def _convert(args: list[str]) -> int:
     known, _rest = parser.parse_known_args(args)
     inferred = _inferred_format(known)
     wanted = [api.get_format(name) for name in known.to or inferred]
-    dests = _add_format_options(parser, wanted)
+    dests = add_format_options(parser, wanted)
     ns = parser.parse_args(args)
     if ns.help_format:
-        return _help_format(ns.help_format)
+        from .clicommands import help_format
+
+        return help_format(ns.help_format)
     if ns.list_formats:
-        return _list_formats(ns.json)
+        from .clicommands import list_formats
+
+        return list_formats(ns.json)
     if ns.list_plugins:
-        return _list_plugins(ns.json)
+        from .clicommands import list_plugins
+
+        return list_plugins(ns.json)
     if ns.input is None and ns.to and ns.output:
         from .bulk.select import pi_sessions_dir
 
@@ -353,7 +296,7 @@ def _inferred_format(known: argparse.Namespace) -> list[str]:
 
 
 def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
-    _one_shot()
+    one_shot()
     from .api import convert, get_format, load
     from .redaction.cli import redaction_steps
 
@@ -389,179 +332,4 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
             write_file(ns.report, data, inputs=[] if ns.input == "-" else [ns.input])
     if not ns.quiet:
         print(f"piconv: {report.summary()}", file=sys.stderr)
-    return 0
-
-
-def _help_format(name: str) -> int:
-    from .api import get_format
-
-    conv = get_format(name)
-    parser = argparse.ArgumentParser(
-        prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False
-    )
-    _add_format_options(parser, [conv])
-    parser.print_help()
-    from .docpath import shown
-
-    print(f"\nmapping document: {shown(conv.mapping_doc)}")
-    return 0
-
-
-def _list_formats(as_json: bool) -> int:
-    from .api import formats, input_formats
-    from .docpath import locate
-
-    inputs = [
-        {
-            "name": r.name,
-            "aliases": list(r.aliases),
-            "extensions": list(r.extensions),
-            "summary": r.summary,
-            "plugin": r.plugin,
-            "distribution": r.distribution,
-            "version": r.version,
-            "mapping_doc": r.mapping_doc,
-            "mapping_doc_path": locate(r.mapping_doc),
-        }
-        for r in input_formats()
-    ]
-    outputs = [
-        {
-            "name": c.name,
-            "aliases": list(c.aliases),
-            "extension": c.extension,
-            "media_type": c.media_type,
-            "summary": c.summary,
-            "plugin": c.plugin,
-            "distribution": c.distribution,
-            "version": c.version,
-            "mapping_doc": c.mapping_doc,
-            "mapping_doc_path": locate(c.mapping_doc),
-            "options": [o.flag for o in c.options],
-        }
-        for c in formats()
-    ]
-    if as_json:
-        from .jsonio import dumps
-
-        sys.stdout.buffer.write(dumps({"input": inputs, "output": outputs}, indent=True) + b"\n")
-        return 0
-    for title, rows, ext in (
-        ("input formats (--from)", inputs, "extensions"),
-        ("output formats (--to)", outputs, "extension"),
-    ):
-        print(f"{title}:")
-        for r in rows:
-            alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
-            shown = ", ".join(r[ext]) if isinstance(r[ext], list) else r[ext]
-            print(f"  {r['name']}{alias}  {shown}  {r['summary']}")
-            print(
-                f"      from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}"
-            )
-    return 0
-
-
-def _list_plugins(as_json: bool) -> int:
-    from .api import plugin_failures, plugins
-
-    rows = [
-        {
-            "name": p.name,
-            "distribution": p.distribution,
-            "version": p.version,
-            "hooks": list(p.hooks),
-            "builtin": p.builtin,
-        }
-        for p in plugins()
-    ]
-    if as_json:
-        from .jsonio import dumps
-
-        sys.stdout.buffer.write(dumps({"plugins": rows, "failures": plugin_failures()}, indent=True) + b"\n")
-        return 0
-    for r in rows:
-        kind = "built-in" if r["builtin"] else "plugin"
-        print(
-            f"{r['name']}  {r['distribution']} {r['version']}  [{kind}]  hooks: {', '.join(r['hooks']) or '-'}"
-        )
-    for failure in plugin_failures():
-        print(f"failed: {failure}")
-    return 0
-
-
-def _subcommand(name: str, args: list[str]) -> int:
-    if name == "search":
-        from .searchcli import main as search_main
-
-        return search_main(args)
-    if name == "inspect":
-        p = _Parser(
-            prog="piconv inspect", description="Show what a session file holds, or its model-visible context."
-        )
-        p.add_argument("input", help="session file or '-'")
-        p.add_argument(
-            "--from", "-f", dest="from_", metavar="FORMAT", help="input format (default: detected)"
-        )
-        p.add_argument("--json", action="store_true", help="as JSON")
-        p.add_argument(
-            "--context", action="store_true", help="print the model-visible context as pi builds it"
-        )
-        p.add_argument("--leaf", metavar="ID", help="with --context: at this entry instead of the leaf")
-        p.add_argument("--recover-glued", action="store_true", help="recover glued JSON objects")
-        p.add_argument("--debug", action="store_true", help="show tracebacks")
-        ns = p.parse_args(args)
-        return _inspect(ns)
-    p = _Parser(prog="piconv validate", description="Validate a file against a format's schema and checks.")
-    p.add_argument("file", help="the file to check ('-' for stdin)")
-    p.add_argument("--format", "-f", required=True, metavar="FORMAT", help="the format to check against")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    ns = p.parse_args(args)
-    return _validate(ns)
-
-
-def _inspect(ns: argparse.Namespace) -> int:
-    _one_shot()
-    from .api import load_detected
-    from .jsonio import dumps
-
-    doc, reader = load_detected(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
-    if ns.context:
-        from .api import context_as_pi
-        from .leaf import resolve_leaf
-
-        leaf = resolve_leaf(doc, ns.leaf) if ns.leaf is not None else None
-        value = context_as_pi(doc, leaf)
-        sys.stdout.buffer.write(dumps(value, indent=not ns.json) + b"\n")
-        return 0
-    from .inspect import render_text, summarize
-
-    info = {"reader": reader.name, **summarize(doc)}
-    if ns.json:
-        sys.stdout.buffer.write(dumps(info, indent=True) + b"\n")
-    else:
-        sys.stdout.write(render_text(info))
-    return 0
-
-
-def _validate(ns: argparse.Namespace) -> int:
-    from .api import get_format
-    from .errors import InputError, ValidationFailed
-
-    conv = get_format(ns.format)
-    if conv.check is None:
-        raise UsageError(f"format {conv.name!r} has no checker")
-    if ns.file == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            with open(ns.file, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", path=ns.file) from None
-    errors = conv.check(data)
-    for err in errors:
-        print(f"{ns.file}: {err}", file=sys.stderr)
-    if errors:
-        raise ValidationFailed(f"{len(errors)} problems: not a valid {conv.name} file", path=ns.file)
-    print(f"{ns.file}: valid {conv.name}")
     return 0

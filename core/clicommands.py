@@ -1,0 +1,187 @@
+"""The commands of the command line other than converting: a format's help, the lists
+of formats and plugins, ``inspect`` and ``validate`` (``search`` is :mod:`.searchcli`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .cliparse import UsageParser, add_format_options, one_shot
+from .errors import UsageError
+
+
+def help_format(name: str) -> int:
+    from .api import get_format
+
+    conv = get_format(name)
+    parser = argparse.ArgumentParser(
+        prog=f"piconv SESSION --to {conv.name}", description=conv.summary, add_help=False
+    )
+    add_format_options(parser, [conv])
+    parser.print_help()
+    from .docpath import shown
+
+    print(f"\nmapping document: {shown(conv.mapping_doc)}")
+    return 0
+
+
+def list_formats(as_json: bool) -> int:
+    from .api import formats, input_formats
+    from .docpath import locate
+
+    inputs = [
+        {
+            "name": r.name,
+            "aliases": list(r.aliases),
+            "extensions": list(r.extensions),
+            "summary": r.summary,
+            "plugin": r.plugin,
+            "distribution": r.distribution,
+            "version": r.version,
+            "mapping_doc": r.mapping_doc,
+            "mapping_doc_path": locate(r.mapping_doc),
+        }
+        for r in input_formats()
+    ]
+    outputs = [
+        {
+            "name": c.name,
+            "aliases": list(c.aliases),
+            "extension": c.extension,
+            "media_type": c.media_type,
+            "summary": c.summary,
+            "plugin": c.plugin,
+            "distribution": c.distribution,
+            "version": c.version,
+            "mapping_doc": c.mapping_doc,
+            "mapping_doc_path": locate(c.mapping_doc),
+            "options": [o.flag for o in c.options],
+        }
+        for c in formats()
+    ]
+    if as_json:
+        from .jsonio import dumps
+
+        sys.stdout.buffer.write(dumps({"input": inputs, "output": outputs}, indent=True) + b"\n")
+        return 0
+    for title, rows, ext in (
+        ("input formats (--from)", inputs, "extensions"),
+        ("output formats (--to)", outputs, "extension"),
+    ):
+        print(f"{title}:")
+        for r in rows:
+            alias = f" (alias {', '.join(r['aliases'])})" if r["aliases"] else ""
+            shown = ", ".join(r[ext]) if isinstance(r[ext], list) else r[ext]
+            print(f"  {r['name']}{alias}  {shown}  {r['summary']}")
+            print(
+                f"      from {r['plugin']} ({r['distribution']} {r['version']}); mapping: {r['mapping_doc_path'] or r['mapping_doc']}"
+            )
+    return 0
+
+
+def list_plugins(as_json: bool) -> int:
+    from .api import plugin_failures, plugins
+
+    rows = [
+        {
+            "name": p.name,
+            "distribution": p.distribution,
+            "version": p.version,
+            "hooks": list(p.hooks),
+            "builtin": p.builtin,
+        }
+        for p in plugins()
+    ]
+    if as_json:
+        from .jsonio import dumps
+
+        sys.stdout.buffer.write(dumps({"plugins": rows, "failures": plugin_failures()}, indent=True) + b"\n")
+        return 0
+    for r in rows:
+        kind = "built-in" if r["builtin"] else "plugin"
+        print(
+            f"{r['name']}  {r['distribution']} {r['version']}  [{kind}]  hooks: {', '.join(r['hooks']) or '-'}"
+        )
+    for failure in plugin_failures():
+        print(f"failed: {failure}")
+    return 0
+
+
+def subcommand(name: str, args: list[str]) -> int:
+    if name == "search":
+        from .searchcli import main as search_main
+
+        return search_main(args)
+    if name == "inspect":
+        p = UsageParser(
+            prog="piconv inspect", description="Show what a session file holds, or its model-visible context."
+        )
+        p.add_argument("input", help="session file or '-'")
+        p.add_argument(
+            "--from", "-f", dest="from_", metavar="FORMAT", help="input format (default: detected)"
+        )
+        p.add_argument("--json", action="store_true", help="as JSON")
+        p.add_argument(
+            "--context", action="store_true", help="print the model-visible context as pi builds it"
+        )
+        p.add_argument("--leaf", metavar="ID", help="with --context: at this entry instead of the leaf")
+        p.add_argument("--recover-glued", action="store_true", help="recover glued JSON objects")
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        ns = p.parse_args(args)
+        return _inspect(ns)
+    p = UsageParser(
+        prog="piconv validate", description="Validate a file against a format's schema and checks."
+    )
+    p.add_argument("file", help="the file to check ('-' for stdin)")
+    p.add_argument("--format", "-f", required=True, metavar="FORMAT", help="the format to check against")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    ns = p.parse_args(args)
+    return _validate(ns)
+
+
+def _inspect(ns: argparse.Namespace) -> int:
+    one_shot()
+    from .api import load_detected
+    from .jsonio import dumps
+
+    doc, reader = load_detected(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
+    if ns.context:
+        from .api import context_as_pi
+        from .leaf import resolve_leaf
+
+        leaf = resolve_leaf(doc, ns.leaf) if ns.leaf is not None else None
+        value = context_as_pi(doc, leaf)
+        sys.stdout.buffer.write(dumps(value, indent=not ns.json) + b"\n")
+        return 0
+    from .inspect import render_text, summarize
+
+    info = {"reader": reader.name, **summarize(doc)}
+    if ns.json:
+        sys.stdout.buffer.write(dumps(info, indent=True) + b"\n")
+    else:
+        sys.stdout.write(render_text(info))
+    return 0
+
+
+def _validate(ns: argparse.Namespace) -> int:
+    from .api import get_format
+    from .errors import InputError, ValidationFailed
+
+    conv = get_format(ns.format)
+    if conv.check is None:
+        raise UsageError(f"format {conv.name!r} has no checker")
+    if ns.file == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(ns.file, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", path=ns.file) from None
+    errors = conv.check(data)
+    for err in errors:
+        print(f"{ns.file}: {err}", file=sys.stderr)
+    if errors:
+        raise ValidationFailed(f"{len(errors)} problems: not a valid {conv.name} file", path=ns.file)
+    print(f"{ns.file}: valid {conv.name}")
+    return 0
