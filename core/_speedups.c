@@ -98,6 +98,8 @@ typedef struct {
     Py_ssize_t *default_offsets;
     PyObject *defaults;  /* tuple of values, parallel to default_offsets */
     int has_extra;
+    Py_ssize_t extra_offset; /* the ``extra`` slot among the defaults, or -1 */
+    PyObject *known;     /* set of every member name the table reads or skips */
     PyObject *fallback;
 } TableLoader;
 
@@ -121,6 +123,7 @@ TableLoader_dealloc(TableLoader *self)
     Py_XDECREF(self->cls);
     Py_XDECREF(self->skip);
     Py_XDECREF(self->defaults);
+    Py_XDECREF(self->known);
     Py_XDECREF(self->fallback);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -150,6 +153,10 @@ TableLoader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Py_INCREF(fallback);
     self->fallback = fallback;
     self->has_extra = has_extra;
+    self->extra_offset = -1;
+    self->known = PySet_New(skip);
+    if (self->known == NULL)
+        goto fail;
 
     Py_ssize_t n = PyTuple_GET_SIZE(fields);
     self->fields = PyMem_Calloc(n ? n : 1, sizeof(Field));
@@ -166,6 +173,8 @@ TableLoader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         }
         Py_ssize_t offset = slot_offset(cls, name);
         if (offset < 0)
+            goto fail;
+        if (PySet_Add(self->known, key) < 0)
             goto fail;
         Py_INCREF(key);
         self->fields[i].key = key;
@@ -206,6 +215,8 @@ TableLoader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
             Py_ssize_t offset = slot_offset(gcls, gname);
             if (offset < 0)
                 goto fail;
+            if (PySet_Add(self->known, key) < 0)
+                goto fail;
             Py_INCREF(key);
             group->members[i].key = key;
             group->members[i].offset = offset;
@@ -242,6 +253,8 @@ TableLoader_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         if (offset < 0)
             goto fail;
         self->default_offsets[i] = offset;
+        if (PyUnicode_CompareWithASCIIString(name, "extra") == 0)
+            self->extra_offset = offset;
         Py_INCREF(value);
         PyTuple_SET_ITEM(self->defaults, i, value);
         self->ndefaults = i + 1;
@@ -263,6 +276,7 @@ table_fast(TableLoader *self, PyObject *raw)
     if (nfields > MAX_FIELDS)
         return NULL;
     Py_ssize_t n = 0;
+    PyObject *extra = NULL;
     for (Py_ssize_t i = 0; i < nfields; i++) {
         Field *f = &self->fields[i];
         PyObject *v = PyDict_GetItemWithError(raw, f->key);
@@ -289,6 +303,10 @@ table_fast(TableLoader *self, PyObject *raw)
             value = PyObject_CallOneArg(f->conv, v);
             if (value == NULL)
                 goto error;
+            if (value == Py_None) { /* the Python loader decides where such a member goes */
+                Py_DECREF(value);
+                goto slow;
+            }
         }
         values[taken++] = value;
     }
@@ -315,8 +333,22 @@ table_fast(TableLoader *self, PyObject *raw)
             goto error;
         n += has;
     }
-    if (n != PyDict_GET_SIZE(raw))
-        goto slow; /* unknown members */
+    if (n != PyDict_GET_SIZE(raw)) {
+        /* Members the table does not name (every named one passed its test): kept in
+         * ``extra`` in the order of ``raw``, as the Python loader keeps them. */
+        extra = PyDict_New();
+        if (extra == NULL)
+            goto error;
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(raw, &pos, &k, &v)) {
+            int has = PySet_Contains(self->known, k);
+            if (has < 0 || (!has && PyDict_SetItem(extra, k, v) < 0))
+                goto error;
+        }
+        if (self->has_extra && self->extra_offset < 0)
+            goto slow; /* nowhere to put them: not a table this loader is made for */
+    }
 
     PyObject *obj = new_instance(self->cls);
     if (obj == NULL)
@@ -334,6 +366,7 @@ table_fast(TableLoader *self, PyObject *raw)
             gobj = new_instance(group->cls);
             if (gobj == NULL) {
                 Py_DECREF(obj); /* unfilled slots are NULL, which deallocation allows */
+                Py_XDECREF(extra);
                 return NULL;
             }
             for (Py_ssize_t i = 0; i < group->n; i++) {
@@ -349,18 +382,27 @@ table_fast(TableLoader *self, PyObject *raw)
         SLOT(obj, group->offset) = gobj;
         k += group->n;
     }
-    for (Py_ssize_t d = 0; d < self->ndefaults; d++)
-        SLOT(obj, self->default_offsets[d]) = Py_NewRef(PyTuple_GET_ITEM(self->defaults, d));
-    if (self->has_extra)
+    for (Py_ssize_t d = 0; d < self->ndefaults; d++) {
+        Py_ssize_t offset = self->default_offsets[d];
+        if (extra != NULL && offset == self->extra_offset)
+            SLOT(obj, offset) = Py_NewRef(extra);
+        else
+            SLOT(obj, offset) = Py_NewRef(PyTuple_GET_ITEM(self->defaults, d));
+    }
+    if (self->has_extra) {
+        Py_XDECREF(extra);
         return obj;
-    PyObject *pair = PyTuple_Pack(2, obj, Py_None);
+    }
+    PyObject *pair = PyTuple_Pack(2, obj, extra ? extra : Py_None);
     Py_DECREF(obj);
+    Py_XDECREF(extra);
     return pair;
 
 slow:  /* declined (no exception set) or failed (exception set): the caller tells them apart */
 error:
     for (Py_ssize_t i = 0; i < taken; i++)
         Py_XDECREF(values[i]);
+    Py_XDECREF(extra);
     return NULL;
 }
 

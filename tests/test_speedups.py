@@ -178,10 +178,30 @@ def test_fallback_is_the_python_loader() -> None:
     from piconv import pimodel
 
     loader = pimodel.load_usage
-    odd = {"input": 1, "surprise": [1]}
+    odd = {"input": "one", "surprise": [1]}  # a mistyped member: declined
     assert loader(odd) == loader.fallback(odd)
-    assert loader(odd).extra == {"surprise": [1]}
+    assert loader(odd).extra == {"input": "one", "surprise": [1]}
     summary = pimodel._load_summary({"role": "branchSummary", "summary": "s"}, kind="branch")
     assert summary.kind == "branch" and summary.summary == "s"
     with pytest.raises(TypeError):
         pimodel.load_content(5)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"input": 1, "surprise": [1]},
+        {"surprise": 1, "input": 2, "output": 3, "later": {"x": None}},
+        {"input": None, "surprise": 1},
+        {"input": 1.5, "output": "x", "surprise": 1},
+        {"durationMs": 12, "input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3},
+    ],
+)
+def test_unknown_members_are_kept_by_the_accelerator_as_by_python(raw: dict) -> None:
+    """pi 1.6.0 writes members the tables do not name (``durationMs``): the C loader keeps
+    them in ``extra`` itself, in the same order, rather than handing the object over."""
+    from piconv import pimodel
+
+    for loader in (pimodel.load_usage, pimodel.load_cost):
+        fast, pure = loader(dict(raw)), loader.fallback(dict(raw))
+        assert fast == pure and list(fast.extra) == list(pure.extra)
