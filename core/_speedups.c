@@ -2,9 +2,9 @@
  *
  * Every object here is a faster path for a pure-Python loader that stays the reference
  * (core/fastload.py, core/pimodel.py, core/pientry.py). Each handles only the common,
- * well-formed case -- every member known and of the expected type -- and hands anything
- * else to its Python ``fallback`` unchanged, so behaviour cannot differ: the tests build
- * every corpus file both ways and compare the results.
+ * well-formed case -- every member it names of the expected type (a table loader also
+ * keeps members it does not name in ``extra``) -- and hands anything else to its Python
+ * ``fallback`` unchanged: the tests build every corpus file both ways and compare.
  *
  * Objects are created the way ``object.__new__`` creates them (``tp_alloc``) and their
  * slots filled directly, which is what the Python loaders do through the slot
