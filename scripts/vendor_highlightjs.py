@@ -20,10 +20,10 @@ import shutil
 import sys
 from pathlib import Path
 
+from piconv.converters.html.highlight import LANGUAGES  # run with piconv installed (editable)
+
 ROOT = Path(__file__).resolve().parent.parent
 DEST = ROOT / "converters" / "html" / "static" / "highlightjs"
-
-from piconv.converters.html.highlight import LANGUAGES  # run with piconv installed (editable)
 
 
 def main(package: Path) -> None:
