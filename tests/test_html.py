@@ -389,7 +389,7 @@ def test_a_typescript_read_embeds_the_core_and_only_the_typescript_grammar() -> 
 
 
 def test_a_page_without_code_embeds_no_highlightjs() -> None:
-    from piconv.converters.html.static import read
+    from piconv.converters.html.embedded import read
 
     page_js = read("page.js")
     page = render(

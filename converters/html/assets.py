@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Iterable
 
 from . import hljs
-from .static import read as _static
+from .embedded import read as _static
 
 
 def _hash(source: str) -> str:

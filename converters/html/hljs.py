@@ -18,7 +18,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from .static import read as static
+from .embedded import read as static
 
 _EXPORT = re.compile(r"export\s*\{\s*([A-Za-z_$][\w$]*)\s+as\s+default\s*\}\s*;?\s*$")
 _ENDS_EARLY = re.compile(r"</script|<script[\t\n\f\r />]", re.I)

@@ -1,4 +1,4 @@
-"""The files the page embeds, read from the package's static/ directory."""
+"""The files a page embeds (style, scripts, highlight.js), read from the package's static/."""
 
 from __future__ import annotations
 
