@@ -7,7 +7,6 @@ import io
 import re
 
 import pytest
-from piconv import UsageError
 from piconv.converters.html import check, write
 from piconv.converters.html.escape import anchor, clean, has_forbidden, image_src, safe_href, text
 from piconv.converters.html.highlight import Highlighter
@@ -121,7 +120,7 @@ def test_image_allow_list_and_signature() -> None:
 
 @pytest.fixture(scope="module")
 def md() -> MarkdownRenderer:
-    return MarkdownRenderer(Highlighter())
+    return MarkdownRenderer(Highlighter({"python"}))
 
 
 def test_markdown_raw_html_is_text(md: MarkdownRenderer) -> None:
@@ -149,8 +148,8 @@ def test_markdown_links_and_images(md: MarkdownRenderer) -> None:
 def test_markdown_tables_code_and_sentinel(md: MarkdownRenderer) -> None:
     out = md.render("| a | b |\n|:-:|--:|\n| 1 | 2 |\n\n```python\nx = '<s>'\n```\n\n\ufdd0 stays out")
     assert 'class="al-center"' in out and "align=" not in out
-    assert '<pre class="hl"><code><span class="n">x</span>' in out
-    assert '<span class="s1">&lt;s&gt;</span>' in out
+    # The language is named for the browser's highlighter; the text stays escaped.
+    assert '<pre class="hl"><code class="language-python">x = \'&lt;s&gt;\'\n</code></pre>' in out
     assert "\ufdd0" not in out and "\ufffd stays out" in out
 
 
@@ -215,7 +214,7 @@ def test_every_entry_has_an_anchor_and_results_sit_in_their_calls() -> None:
     assert "boom" in assistant and '<span class="exit bad">exit 2</span>' in assistant
     assert "Command exited" not in assistant
     assert '<span class="tool-path">src/x.py:3-4</span>' in assistant
-    assert '<span class="k">def</span>' in assistant  # highlighted by path
+    assert '<code class="language-python">def f():' in assistant  # language by path
     assert '<span class="del">- 2 b</span>' in assistant and '<span class="add">+ 2 c</span>' in assistant
     assert "&lt;/script&gt;" in assistant and "</script>" not in assistant
 
@@ -321,23 +320,148 @@ def test_long_output_is_collapsed_with_preview() -> None:
     assert "line 99" in html
 
 
-def test_highlight_caps() -> None:
-    big = "x = 1\n" * 10
-    doc = doc_of(
+def _read_doc(path: str, content: str) -> Document:
+    return doc_of(
+        E("u", None, UserMessage(content="show me")),
         E(
             "a",
-            None,
-            AssistantMessage(content=(ToolCall(call_id="c", name="read", arguments={"path": "a.py"}),)),
+            "u",
+            AssistantMessage(content=(ToolCall(call_id="c", name="read", arguments={"path": path}),)),
         ),
-        E("r", "a", ToolResult(call_id="c", content=big)),
+        E("r", "a", ToolResult(call_id="c", content=content)),
     )
-    assert '<span class="n">x</span>' in render(doc)
-    assert '<span class="n">x</span>' not in render(doc, highlight_limit=10)
-    assert '<span class="n">x</span>' not in render(doc, highlight_budget=10)
-    assert '<span class="n">x</span>' not in render(doc, highlight_budget=0)
-    assert '<span class="n">x</span>' in render(doc, highlight_budget="1000")
-    with pytest.raises(UsageError):
-        render(doc, highlight_limit="many")
+
+
+def _scripts_and_styles(page: str) -> tuple[list[str], list[str]]:
+    """The text of every <script> and <style> element, as an HTML parser splits them."""
+    from html.parser import HTMLParser
+
+    class P(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.found: dict[str, list[str]] = {"script": [], "style": []}
+            self.open: str | None = None
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            if tag in self.found:
+                self.open = tag
+                self.found[tag].append("")
+
+        def handle_endtag(self, tag: str) -> None:
+            self.open = None
+
+        def handle_data(self, data: str) -> None:
+            if self.open:
+                self.found[self.open][-1] += data
+
+    p = P()
+    p.feed(page)
+    return p.found["script"], p.found["style"]
+
+
+def _csp(page: str) -> dict[str, list[str]]:
+    m = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page)
+    assert m
+    return {d.split()[0]: d.split()[1:] for d in m.group(1).split(";") if d.split()}
+
+
+def _sha(s: str) -> str:
+    import base64
+    import hashlib
+
+    return "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
+
+
+def _grammars(page: str) -> list[str]:
+    return re.findall(r'hljs\.registerLanguage\("([^"]+)"', page)
+
+
+def test_a_typescript_read_embeds_the_core_and_only_the_typescript_grammar() -> None:
+    page = render(_read_doc("src/main.ts", "export const x: number = 1;\n"))
+    assert '<code class="language-typescript">export const x: number = 1;\n</code>' in page
+    scripts, _ = _scripts_and_styles(page)
+    assert len(scripts) == 1
+    assert "Highlight.js v11.11.1" in scripts[0] and "highlightElement" in scripts[0]
+    assert _grammars(page) == ["typescript"]
+    # The page script first, then highlight.js in a function of its own (no global hljs).
+    assert scripts[0].index("data-js") < scripts[0].index("Highlight.js v11.11.1")
+    assert "var hljs=(function(){" in scripts[0]
+
+
+def test_a_page_without_code_embeds_no_highlightjs() -> None:
+    from piconv.converters.html.embedded import read
+
+    page_js = read("page.js")
+    page = render(
+        doc_of(E("u", None, UserMessage(content="hello")), E("a", "u", AssistantMessage(content="hi")))
+    )
+    assert _scripts_and_styles(page)[0] == [page_js] and "language-" not in page
+    # Nor does a read of a file with no known language: the block stays plain.
+    page = render(_read_doc("notes.unknownext", "text"))
+    assert _scripts_and_styles(page)[0] == [page_js] and "language-" not in page
+
+
+def test_each_language_named_once_and_requirements_embedded() -> None:
+    text = (
+        "```console\n$ ls\n```\n\n```Python\nx = 1\n```\n\n> ```ts\n> let a = 1\n> ```\n\n"
+        "- item\n\n  ~~~~ rust\n  fn main() {}\n  ~~~~\n\n```made-up-language\nx\n```\n\n"
+        "```&lt;script&gt;\nx\n```\n\n```text\nplain\n```\n"
+    )
+    page = render(doc_of(E("u", None, UserMessage(content=text))))
+    named = re.findall(r'<code class="language-([^"]+)">', page)
+    assert sorted(named) == ["python", "rust", "shell", "typescript"]
+    # The shell-session grammar hands commands to bash: both are embedded, each once.
+    assert sorted(_grammars(page)) == ["bash", "python", "rust", "shell", "typescript"]
+    assert page.count("<script>") == 1
+
+
+def test_csp_hashes_match_every_inline_script_and_style() -> None:
+    pages = [
+        render(_sample()),
+        render(_read_doc("a.py", "x = 1\n")),
+        render(doc_of(E("u", None, UserMessage(content="no code")))),
+        render(doc_of(E("u", None, UserMessage(content="```json\n{}\n```\n```yaml\na: 1\n```")))),
+    ]
+    for page in pages:
+        scripts, styles = _scripts_and_styles(page)
+        policy = _csp(page)
+        assert len(scripts) == 1 and len(styles) == 1
+        assert policy["script-src"] == [_sha(scripts[0])]
+        assert policy["style-src"] == [_sha(styles[0])]
+        assert policy["default-src"] == ["'none'"]
+    # Different grammars, different scripts: each page carries its own hash.
+    assert len({tuple(_csp(p)["script-src"]) for p in pages}) == len(pages)
+
+
+def test_hostile_code_stays_escaped_text_in_a_named_block() -> None:
+    evil = '</script><script>alert(1)</script><img src=x onerror="alert(2)"><!--'
+    page = render(_read_doc("x.ts", evil))
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert '<code class="language-typescript">&lt;/script&gt;&lt;script&gt;alert(1)' in page
+    scripts, _ = _scripts_and_styles(page)
+    assert len(scripts) == 1 and "alert(1)" not in scripts[0]
+
+
+def test_every_grammar_the_tables_name_is_vendored_and_stays_inside_its_script() -> None:
+    from piconv.converters.html import hljs
+    from piconv.converters.html.highlight import LANGUAGES, with_requirements
+
+    script = hljs.script(with_requirements(LANGUAGES))
+    assert sorted(_grammars(script)) == sorted(LANGUAGES)
+    # Nothing in it could end the <script> element early or start the parser's
+    # "double escaped" state, and it evaluates nothing from strings.
+    assert not re.search(r"</script|<script[\t\n\f\r />]", script, re.I)
+    assert not re.search(r"\beval\(|new Function\(", script)
+
+
+def test_language_tables() -> None:
+    from piconv.converters.html.highlight import language_for_name, language_for_path
+
+    assert language_for_path("a/b/main.TS") == "typescript"
+    assert language_for_path("x/Dockerfile") == "dockerfile"
+    assert language_for_path("README") is None and language_for_path("a.weird") is None
+    assert language_for_name("JS") == "javascript" and language_for_name("html") == "xml"
+    assert language_for_name("text") is None and language_for_name("constructor") is None
 
 
 def test_deep_branching_is_flattened_and_complete() -> None:
@@ -396,7 +520,8 @@ def test_registered_as_a_converter() -> None:
     conv = build_registry().get("html")
     assert conv.extension == ".html" and conv.media_type == "text/html"
     assert conv.check is not None
-    assert {o.dest for o in conv.options} == {"highlight_limit", "highlight_budget"}
+    # Highlighting happens in the browser: nothing to cap, so no options.
+    assert conv.options == ()
 
 
 def test_check_catches_injected_markup() -> None:

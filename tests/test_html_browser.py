@@ -395,3 +395,168 @@ def test_a_malformed_fragment_does_not_stop_the_script(tmp_path: Path) -> None:
         assert p.visible("#ov-tools")
         p.click('button[data-act="f-all"]')
         assert "f-all" in p.evaluate("document.getElementById('overview').className").split()
+
+
+# --------------------------------------------------------------------------- highlighting
+
+
+def _wait(p: object, expression: str, timeout: float = 10.0) -> object:
+    """Polls ``expression`` until it is truthy (the colouring runs in timer slices)."""
+    end = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < end:
+        value = p.evaluate(expression)  # type: ignore[attr-defined]
+        if value:
+            return value
+        time.sleep(0.1)
+    return value
+
+
+_MAIN_TS = """(function () {
+  var s = Array.prototype.find.call(document.querySelectorAll("section.tool"), function (x) {
+    var t = x.querySelector(".tool-path"); return t && t.textContent.indexOf("main.ts") >= 0;
+  });
+  return s.querySelector("code.language-typescript");
+})()"""
+
+
+def test_code_is_coloured_when_it_comes_into_view(tmp_path: Path) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    from cdp import Browser
+
+    page = _render(
+        SHARED / "corpus" / "pi" / "badlogic__pi-mono__before-compaction.jsonl", tmp_path / "p.html"
+    )
+    with Browser(CHROMIUM or "chromium") as browser:
+        p = browser.open(page.as_uri())
+        named = p.evaluate("document.querySelectorAll(\"code[class*='language-']\").length")
+        assert named > 100
+        # Lazily: once the page has settled, only blocks near the viewport are coloured.
+        time.sleep(1.0)
+        coloured = p.evaluate("document.querySelectorAll('code[data-highlighted]').length")
+        assert coloured < named / 4
+        # main.ts (1,544 lines) is read first, in a closed <details>: a reader opens it
+        # and scrolls to it; then it is coloured.
+        assert p.evaluate(f"{_MAIN_TS}.hasAttribute('data-highlighted')") is False
+        p.evaluate(
+            f"(function () {{ var c = {_MAIN_TS}; c.closest('details').open = true; c.scrollIntoView(); }})()"
+        )
+        assert _wait(p, f"{_MAIN_TS}.getAttribute('data-highlighted') === 'yes'")
+        spans = p.evaluate(f"{_MAIN_TS}.querySelectorAll('span[class^=\"hljs-\"]').length")
+        assert spans > 1000
+        assert p.evaluate(f"{_MAIN_TS}.querySelectorAll('span.hljs-keyword').length") > 300
+        # The colours come from the page's own style (the CSP allowed it): a keyword is
+        # not drawn in the text colour.
+        assert p.evaluate(
+            f"(function () {{ var c = {_MAIN_TS}; return getComputedStyle(c.querySelector('.hljs-keyword')).color"
+            " !== getComputedStyle(c).color; })()"
+        )
+        assert p.errors() == []
+
+
+def test_hostile_code_is_coloured_and_runs_nothing(tmp_path: Path) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    from cdp import Browser
+
+    run = "document.title='PWNED';console.log('PWNED')"
+    evil = f'</script><script>{run}</script>\n<img src=x onerror="{run}">\n<!-- <script>{run}</script> -->\n'
+    lines = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"},
+        {
+            "type": "message",
+            "id": "u",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": f"```html\n{evil}```\n\n```ts\n{evil}```", "timestamp": 1},
+        },
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": "u",
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "x.ts"}},
+                    {
+                        "type": "toolCall",
+                        "id": "c2",
+                        "name": "bash",
+                        "arguments": {"command": f"echo '{evil}'"},
+                    },
+                    {"type": "toolCall", "id": "c3", "name": "custom", "arguments": {"v": evil}},
+                ],
+                "api": "x",
+                "provider": "x",
+                "model": "x",
+                "stopReason": "toolUse",
+                "timestamp": 2,
+            },
+        },
+        {
+            "type": "message",
+            "id": "r",
+            "parentId": "a",
+            "timestamp": "2026-01-01T00:00:03.000Z",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": "read",
+                "content": [{"type": "text", "text": evil}],
+                "isError": False,
+                "timestamp": 3,
+            },
+        },
+    ]
+    src = tmp_path / "evil.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    page = _render(src, tmp_path / "evil.html")
+    assert check(page.read_bytes()) == []
+    with Browser(CHROMIUM or "chromium") as browser:
+        p = browser.open(page.as_uri())
+        p.evaluate("document.querySelectorAll('main details').forEach(function (d) { d.open = true; })")
+        n = p.evaluate("document.querySelectorAll(\"code[class*='language-']\").length")
+        assert n >= 5  # html and ts fences, the read, the bash command, the JSON arguments
+        assert _wait(p, f"document.querySelectorAll('code[data-highlighted]').length === {n}")
+        assert p.evaluate("document.title") != "PWNED"
+        assert p.evaluate("document.scripts.length") == 1
+        assert p.evaluate("document.querySelectorAll('main img, main script').length") == 0
+        # Coloured, and the text is what the session holds, character for character.
+        texts = p.evaluate(
+            "Array.prototype.map.call(document.querySelectorAll('code.language-typescript'),"
+            " function (c) { return c.textContent; })"
+        )
+        assert texts == [evil, evil]
+        assert p.errors() == []
+        console = [c for e in browser.events for c in [json.dumps(e)] if "PWNED" in c and "consoleAPI" in c]
+        assert console == []
+
+
+def test_a_huge_block_is_coloured_on_request(tmp_path: Path) -> None:
+    _need(CHROMIUM is not None, "chromium")
+    from cdp import Browser
+
+    source = "export function f(a: number): number {\n  return a + 1; // add\n}\n" * 4000  # 256,000 chars
+    lines = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"},
+        {
+            "type": "message",
+            "id": "u",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": f"```ts\n{source}```", "timestamp": 1},
+        },
+    ]
+    src = tmp_path / "big.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    page = _render(src, tmp_path / "big.html")
+    with Browser(CHROMIUM or "chromium") as browser:
+        p = browser.open(page.as_uri())
+        assert _wait(p, "!!document.querySelector('button.hl-offer')")
+        assert p.evaluate("document.querySelector('main pre code').hasAttribute('data-highlighted')") is False
+        assert "256,000 characters" in p.evaluate("document.querySelector('button.hl-offer').textContent")
+        p.click("button.hl-offer")
+        assert _wait(p, "document.querySelector('main pre code').getAttribute('data-highlighted') === 'yes'")
+        assert p.evaluate("!document.querySelector('button.hl-offer')")
+        assert p.evaluate("document.querySelectorAll('main pre code span.hljs-keyword').length") >= 8000
+        assert p.errors() == []

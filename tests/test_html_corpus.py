@@ -1,5 +1,5 @@
-"""HTML pages of the corpus: the default highlighting caps cover the code readers open,
-and the tree overview stays small and proportional to the session."""
+"""HTML pages of the corpus: every code block names a language the page embeds, and the
+tree overview stays small and proportional to the session."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import piconv
 import pytest
 from conftest import SHARED, corpus_files
 from piconv.converters.html import check, write
-from piconv.converters.html.highlight import DEFAULT_BLOCK_LIMIT
+from piconv.converters.html.highlight import with_requirements
 from piconv.report import Report
 
 
@@ -21,23 +21,28 @@ def _page(path: object, **options: object) -> str:
     return out.getvalue().decode()
 
 
-def test_the_largest_source_file_read_is_highlighted() -> None:
-    # before-compaction.jsonl reads main.ts (1,544 lines) first; a 10,000-character block
-    # limit and a 50,000-character budget used to leave it plain.
+def test_the_largest_source_file_read_names_its_language() -> None:
+    # before-compaction.jsonl reads main.ts (1,544 lines) first; Pygments' size caps used
+    # to leave most of this session's code plain.
     page = _page(SHARED / "corpus" / "pi" / "badlogic__pi-mono__before-compaction.jsonl")
     start = page.index('<span class="tool-path">')
     assert "main.ts" in page[start : start + 200]
     block = page[start : page.index("</section>", start)]
     assert block.count("\n") > 1500
-    assert block.count('<span class="k') > 500  # keywords of the TypeScript source
+    assert '<code class="language-typescript">' in block
+    assert "<span" not in block[block.index("language-typescript") :]  # coloured in the browser
+    assert 'hljs.registerLanguage("typescript"' in page
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)
-def test_every_code_block_of_the_corpus_fits_the_block_limit(path: object) -> None:
-    # A block over the limit would stay plain however much budget is left.
-    page = _page(path, highlight_budget=0)
-    for m in re.finditer(r'<pre class="hl"><code>(.*?)</code></pre>', page, re.S):
-        assert len(m.group(1)) <= DEFAULT_BLOCK_LIMIT * 1.3  # escaping adds a little
+def test_every_language_a_block_names_is_embedded_and_no_other(path: object) -> None:
+    # The grammars are chosen before the body is written (languages.py); the blocks
+    # name exactly those, so none is missing (a block would stay plain) or wasted.
+    page = _page(path)
+    named = set(re.findall(r'<code class="language-([a-z]+)">', page))
+    embedded = set(re.findall(r'hljs\.registerLanguage\("([^"]+)"', page))
+    assert embedded == set(with_requirements(named))
+    assert ("Highlight.js v" in page) == bool(named)
 
 
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name)

@@ -56,6 +56,16 @@ def test_the_sdist_builds_a_wheel_that_passes_the_sdists_tests(tmp_path: Path) -
     assert "piconv/py.typed" in names and "piconv/schema/ir.schema.json" in names
     assert {f"piconv/docs/formats/{p.name}" for p in (REPO / "docs" / "formats").glob("*.md")} <= set(names)
     assert not [n for n in names if n.endswith((".c", ".h")) or n.startswith(("tests/", "core/", "bench/"))]
+    # The page's style and script and the vendored highlight.js with its licence.
+    static = REPO / "converters" / "html" / "static"
+    shipped = {
+        f"piconv/converters/html/static/{p.relative_to(static).as_posix()}"
+        for p in static.rglob("*")
+        if p.is_file()
+    }
+    assert "piconv/converters/html/static/highlightjs/LICENSE" in shipped
+    assert "piconv/converters/html/static/highlightjs/languages/typescript.min.js" in shipped
+    assert shipped <= set(names), sorted(shipped - set(names))
 
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "PICONV_SHARED": str(SHARED)}
     where = subprocess.run(
@@ -65,6 +75,13 @@ def test_the_sdist_builds_a_wheel_that_passes_the_sdists_tests(tmp_path: Path) -
         text=True,
     )
     assert where.stdout.startswith(str(tmp_path / "site")), where  # the wheel, not this checkout
+    hl = subprocess.run(
+        [sys.executable, "-c", "from piconv.converters.html import hljs; print(hljs.script(['typescript']))"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert 'registerLanguage("typescript"' in hl.stdout, hl.stderr[-2000:]
 
     listed = subprocess.run(
         [sys.executable, "-m", "piconv", "--list-formats", "--json"], env=env, capture_output=True, text=True

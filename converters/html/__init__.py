@@ -1,7 +1,8 @@
 """HTML output: one self-contained, server-side rendered page per session.
 
 Registered through the ``piconv`` entry-point group like any plugin. Heavy modules
-(Pygments, cmark-gfm) load only when a page is written. See docs/formats/html.md.
+(cmark-gfm) load only when a page is written. Code is coloured in the browser by the
+highlight.js the page embeds. See docs/formats/html.md.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from piconv import Converter, Option, Report, hookimpl
+from piconv import Converter, Report, hookimpl
 
 if TYPE_CHECKING:
     from piconv.ir import Document
@@ -40,17 +41,5 @@ def register_converters(register: Any) -> None:
             # The page checks its body piece by piece as it writes it, so it is not read back.
             checks_while_writing=True,
             mapping_doc="docs/formats/html.md",
-            options=(
-                Option(
-                    "--highlight-limit",
-                    "largest code block (characters) to syntax-highlight; larger ones stay plain",
-                    metavar="CHARS",
-                ),
-                Option(
-                    "--highlight-budget",
-                    "characters highlighted per page in total, then plain text",
-                    metavar="CHARS",
-                ),
-            ),
         )
     )

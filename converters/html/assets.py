@@ -5,6 +5,9 @@ browser could act on). It denies everything by default and allows the one inline
 and the one inline style by their SHA-256 hashes, and images only as ``data:`` URLs. So
 even if escaping failed somewhere, an injected ``<script>``, event handler attribute,
 ``javascript:`` URL, style attribute or remote resource would not run or load.
+
+The script is page.js, followed, on a page with code blocks that name a language, by
+highlight.js with the grammars those blocks name (hljs.py); so its hash is the page's.
 """
 
 from __future__ import annotations
@@ -12,17 +15,10 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import os
+from collections.abc import Iterable
 
-from .highlight import stylesheet
-
-
-@functools.cache
-def _static(name: str) -> str:
-    # A plain read beside this module: importlib.resources would import inspect and
-    # tempfile, several milliseconds for two files the package always ships unzipped.
-    with open(os.path.join(os.path.dirname(__file__), "static", name), encoding="utf-8") as f:
-        return f.read()
+from . import hljs
+from .embedded import read as _static
 
 
 def _hash(source: str) -> str:
@@ -31,33 +27,42 @@ def _hash(source: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def style() -> str:
-    return _static("page.css") + stylesheet()
+    return _static("page.css")
 
 
 @functools.lru_cache(maxsize=1)
-def script() -> str:
+def _page_js() -> str:
     js = _static("page.js")
     if "</" in js:  # would end the <script> element early
         raise AssertionError("page.js must not contain '</'")
     return js
 
 
-@functools.lru_cache(maxsize=1)
-def csp() -> str:
+@functools.lru_cache(maxsize=64)
+def _script(languages: tuple[str, ...]) -> str:
+    return _page_js() + hljs.script(languages) if languages else _page_js()
+
+
+def script(languages: Iterable[str] = ()) -> str:
+    """The page's script for code blocks naming ``languages`` (requirements included)."""
+    return _script(tuple(languages))
+
+
+def csp(script_source: str) -> str:
     return (
         "default-src 'none'; "
-        f"script-src {_hash(script())}; "
+        f"script-src {_hash(script_source)}; "
         f"style-src {_hash(style())}; "
         "img-src data:; "
         "base-uri 'none'; form-action 'none'"
     )
 
 
-def head(title_html: str) -> str:
+def head(title_html: str, script_source: str) -> str:
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp()}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp(script_source)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark">'
         '<meta name="generator" content="piconv">'
@@ -67,5 +72,5 @@ def head(title_html: str) -> str:
     )
 
 
-def tail() -> str:
-    return f"<script>{script()}</script></body></html>\n"
+def tail(script_source: str) -> str:
+    return f"<script>{script_source}</script></body></html>\n"

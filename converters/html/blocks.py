@@ -92,14 +92,10 @@ def collapsible(
 ) -> str:
     """A ``<details>`` holding ``source`` as a code block: open when short; otherwise
     closed, its summary showing the first lines as a preview and the line count.
-    ``label`` is trusted HTML; ``body_html`` replaces the default highlighted body."""
+    ``label`` is trusted HTML; ``body_html`` replaces the default code block."""
     n_lines = source.count("\n") + 1 if source else 0
     short = n_lines <= OPEN_LINES and len(source) <= OPEN_CHARS
-    body = (
-        body_html
-        if body_html is not None
-        else f'<pre class="hl"><code>{ctx.highlighter.code(source, lang)}</code></pre>'
-    )
+    body = body_html if body_html is not None else ctx.highlighter.block(source, lang)
     if short and not force_closed:
         return f'<details class="{cls}" open><summary>{label}</summary>{body}</details>'
     # The end of the preview lines, found without splitting (split would copy the rest

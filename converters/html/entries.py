@@ -137,7 +137,7 @@ def _message(ctx: Ctx, entry: Entry, msg: object, pairs: Pairing, label: str | N
         bad = bool(msg.cancelled) or (isinstance(code, int) and code != 0)
         exit_html = f' <span class="exit {"bad" if bad else "ok"}">{status}</span>' if status else ""
         cmd = msg.command or ""
-        body = f'<pre class="hl cmd"><code>{ctx.highlighter.code(cmd, "bash")}</code></pre>'
+        body = ctx.highlighter.block(cmd, "bash", cls="hl cmd")
         if msg.output:
             body += collapsible(ctx, "Output", msg.output, cls="output error" if bad else "output")
         if msg.truncated:

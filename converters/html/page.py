@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from piconv import UsageError, ValidationFailed
+from piconv import ValidationFailed
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -39,7 +39,8 @@ from .check import check_body, check_page
 from .entries import render_entry
 from .escape import anchor, to_utf8
 from .escape import text as esc
-from .highlight import DEFAULT_BLOCK_LIMIT, DEFAULT_BUDGET, Highlighter
+from .highlight import Highlighter, with_requirements
+from .languages import page_languages
 from .overview import write_overview
 from .tree import TreeWriter, preview
 
@@ -265,19 +266,6 @@ def _leaf_names(doc: Document, leaves: list[Entry]) -> dict[str, str]:
     return named
 
 
-def _count(options: Mapping[str, Any], key: str, default: int) -> int:
-    value = options.get(key)
-    if value is None:
-        return default
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = -1
-    if n < 0:
-        raise UsageError(f"--{key.replace('_', '-')} takes a number of characters (0 or more), not {value!r}")
-    return n
-
-
 class _Sink:
     """Page chunks → UTF-8 bytes on ``out`` in pieces of about ``FLUSH_AT`` characters,
     each body piece checked (check.check_body) when the page is validated."""
@@ -311,10 +299,11 @@ class _Sink:
 
 
 def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    block_limit = _count(options, "highlight_limit", DEFAULT_BLOCK_LIMIT)
-    budget = _count(options, "highlight_budget", DEFAULT_BUDGET)
-    hl = Highlighter(block_limit=block_limit, budget=budget)
-    ctx = Ctx(highlighter=hl)
+    # The grammars are chosen before the body is written: the script's hash goes in the
+    # CSP at the top of the page.
+    languages = with_requirements(page_languages(doc))
+    script = assets.script(languages)
+    ctx = Ctx(highlighter=Highlighter(languages))
     labels = doc.labels()
     stats = _Stats(doc)
     # --leaf (a common option) chooses which path is open; every branch is drawn anyway.
@@ -330,7 +319,7 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     validate = bool(options.get("validate"))
     sink = _Sink(out, validate)
     title = doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
-    head = to_utf8(assets.head(esc(title)))
+    head = to_utf8(assets.head(esc(title), script))
     out.write(head)
     sink.emit(_header(doc, stats, labels, leaf_id))
     write_overview(doc, tree.kids, tree.on_path, leaf_id, labels, sink.emit)
@@ -347,7 +336,7 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
                 emit(piece)
     sink.emit("</main>")
     sink.flush()
-    tail = to_utf8(assets.tail())
+    tail = to_utf8(assets.tail(script))
     out.write(tail)
 
     if validate and (sink.failed or check_page(head + tail)):
@@ -360,8 +349,6 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
         report.add(
             "html:image-refused", count=ctx.images_refused, detail="image type not allowed or data invalid"
         )
-    if hl.remaining <= 0:
-        report.notes["highlight_budget_exhausted"] = True
 
 
 def _itself(entry: Entry) -> Entry:

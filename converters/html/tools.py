@@ -94,7 +94,7 @@ def _bash(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
     t_html = (
         f' <span class="arg">timeout {esc(str(timeout))}</span>' if isinstance(timeout, (int, float)) else ""
     )
-    cmd_html = f'<pre class="hl cmd"><code>{ctx.highlighter.code(cmd, "bash")}</code></pre>'
+    cmd_html = ctx.highlighter.block(cmd, "bash", cls="hl cmd")
     return _head("bash", t_html, exit_html) + cmd_html + out
 
 
@@ -203,6 +203,27 @@ _RENDERERS: dict[str, Callable[[Ctx, ToolCall, ToolResult | None], str]] = {
     "grep": _listing("grep", ("pattern", "path", "glob", "limit", "-i", "literal")),
     "find": _listing("find", ("pattern", "path", "limit")),
 }
+
+
+def call_language(call: ToolCall) -> str | None:
+    """The language of the code block ``call``'s own part of the page names (languages.py
+    collects them before the page is written): what the renderers above draw, "json"
+    when they fall back to showing the arguments as they are."""
+    name = call.name if isinstance(call.name, str) else "?"
+    args = call.arguments
+    if name == "bash":
+        cmd = _s(args, "command", "cmd")
+        return "json" if cmd is None else "bash" if cmd else None
+    if name in ("read", "write"):
+        path = _s(args, "path", "file_path")
+        if path is None or (name == "write" and _s(args, "content") is None):
+            return "json"
+        return language_for_path(path)
+    if name == "edit":
+        return "json" if _s(args, "path", "file_path") is None else None
+    if name in _RENDERERS:  # the listings
+        return None if isinstance(args, dict) else "json"
+    return "json"
 
 
 def tool_call(ctx: Ctx, call: ToolCall, result: ToolResult | None, result_anchor: str | None) -> str:
