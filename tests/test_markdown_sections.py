@@ -191,15 +191,40 @@ HEADINGS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("line", HEADINGS)
-def test_heading_tokens_match_markdown_it(line: str) -> None:
-    """The cut heading's tokens are made by hand: they must be what markdown-it makes."""
+def _records(toks: list[Any]) -> list[tuple[Any, ...]]:
+    return [(t.type, t.level, t.map, t.content, t.heading) for t in toks]
+
+
+@pytest.mark.parametrize("line", HEADINGS + ["## 1. [x](javascript:y) <b>", "## \\[r] &amp; `1. `", "### \v a \f#"])
+def test_heading_tokens_match_the_parser(line: str) -> None:
+    """The cut heading's records are made from its line: they must be what the parser
+    makes of it in a document."""
     parsed = tokens.parser().parse(line + "\ntext\n")
     mine = tokens.heading_tokens(line + "\ntext\n")
-    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [
-        (t.type, t.tag, t.level, t.map) for t in parsed[:2]
-    ]
-    assert mine[1].content == parsed[1].content
+    assert _records(mine) == _records(parsed[: len(mine)])
+    assert parsed[len(mine)].type == "paragraph"  # the rest: the paragraph below
+    if mine[0].text is None:
+        assert tokens.heading_text(mine[0].content) == parsed[0].text
+    else:
+        assert mine[0].text == parsed[0].text
+
+
+def test_atx_reads_a_heading_line_as_the_parser_does() -> None:
+    """Level and raw text of many heading lines made of the characters that matter to the
+    rule (markers, white space of every kind, escapes), against the parser's."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["#", "#", " ", " ", "\t", "a", "1", ".", "\\", "\u00a0", "\v", "\f", "\r", "\x00", "`"]
+    for _ in range(3000):
+        line = "#" * rng.randint(1, 3) + rng.choice([" ", "\t", ""]) + "".join(
+            rng.choice(alphabet) for _ in range(rng.randint(0, 8))
+        )
+        line = line.split("\r")[0]  # a CR ends the line
+        parsed = tokens.parser().parse(line + "\n")
+        if not parsed or parsed[0].type != "heading":
+            continue  # not a heading ("#a"): never a line the checker reads this way
+        assert tokens.atx(line) == (parsed[0].heading, parsed[0].content), repr(line)
 
 
 # -------------------------------------------------------------------------- what is left out
