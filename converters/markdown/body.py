@@ -180,7 +180,8 @@ class Body:
         as the parser read it (:func:`.tokens.inline_text`), if it was parsed. The text is
         read only where the check cannot be decided on the raw text: raw text that starts
         with digits, ". ", letters or spaces (none of which starts an inline construct)
-        starts the same parsed, and a raw text of letters and spaces only is its text."""
+        starts the same parsed, and a raw text of letters and spaces only is its text.
+        A problem quotes the raw text."""
         level, line = heading
         if level == 1:
             self.titles += 1
@@ -202,15 +203,15 @@ class Body:
         if level == self.turn_level:
             if not text.startswith(f"{self.turns}. "):
                 self.problem(
-                    line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}"
+                    line, f"turn heading out of sequence (expected number {self.turns}): {content[:60]!r}"
                 )
         elif self.tree and level == 2:
             if not (text == "Shared history" or text.startswith("Branch ")):
                 self.problem(
-                    line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}"
+                    line, f"segment heading that is neither shared history nor a branch: {content[:60]!r}"
                 )
         else:
-            self.problem(line, f"level-{level} heading above the turn level: {text[:60]!r}")
+            self.problem(line, f"level-{level} heading above the turn level: {content[:60]!r}")
 
     def finish(self, lines: int) -> list[str]:
         """The problems, with those only the whole body shows; ``lines``: its line count."""
