@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .tokens import Token, atx, heading_tokens, heading_text, parser
+from .tokens import Token, atx, heading_text, heading_tokens, parser
 
 MAX_PROBLEMS = 50
 

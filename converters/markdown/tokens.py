@@ -60,7 +60,7 @@ class Cmark:
     """cmark-gfm's parser and tree accessors, bound once per process."""
 
     def __init__(self) -> None:
-        from cmarkgfm import _cmark  # the module whose shared object holds cmark-gfm
+        from cmarkgfm import _cmark  # type: ignore[import-untyped]  # its shared object holds cmark-gfm
 
         so = ctypes.CDLL(_cmark.__file__)
         ptr, num, text = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
@@ -117,7 +117,8 @@ class Cmark:
         parser = self.parser_new(_OPTIONS)
         try:
             self.parser_feed(parser, data, len(data))
-            return self.parser_finish(parser)
+            root: int = self.parser_finish(parser)
+            return root
         finally:
             self.parser_free(parser)
 
