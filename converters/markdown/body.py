@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .tokens import Token, atx, heading_text, heading_tokens, parser
+from .tokens import Token, atx, heading_text, heading_tokens, may_define, parser
 
 MAX_PROBLEMS = 50
 
@@ -28,10 +28,6 @@ _DETAILS_OPEN = re.compile(r"^<details>\n<summary>[^<>\n]*</summary>\n?$")
 _DETAILS_CLOSE = "</details>"
 # An unescaped "[": only text holding one can use a link reference definition.
 _BRACKET = re.compile(r"(?:^|[^\\])(?:\\\\)*\[")
-# What could be a link reference definition: a line starting, after what could be
-# container markers and indentation, with a label (no unescaped bracket inside, at most
-# 999 characters) and a colon. A definition the parser reads always matches.
-_DEFINITION = re.compile(r"^[ \t>*+\-0-9.)]*\[(?:[^\[\]\\]|\\[\s\S]){0,999}\]:", re.MULTILINE)
 _HTTP = re.compile(r"^(?:https?://|#turn-[1-9][0-9]*$)", re.IGNORECASE)
 # The anchor a turn's line starts with: an element with no attribute but an id (inert).
 _ANCHOR = re.compile(r'<a id="turn-[1-9][0-9]*">|</a>')
@@ -61,7 +57,7 @@ class Body:
 
     Link reference definitions: the parser resolves those of the text it is given, which
     for a section is not the whole document. Where one text given to the parser could
-    define a reference (:data:`_DEFINITION`) and another could use one (an unescaped
+    define a reference (:func:`.tokens.may_define`) and another could use one (an unescaped
     ``[``), the sections' verdict may not be the document's: ``late_references`` is set
     and the caller checks the whole document in one parse instead."""
 
@@ -94,7 +90,7 @@ class Body:
     def parse(self, text: str) -> list[Token]:
         """The records of ``text`` (:meth:`.tokens.Cmark.parse`)."""
         if "[" in text:
-            self._unit(_DEFINITION.search(text) is not None, _BRACKET.search(text) is not None)
+            self._unit(may_define(text), _BRACKET.search(text) is not None)
         return parser().parse(text)
 
     def snapshot(self) -> tuple[bool, bool, bool]:

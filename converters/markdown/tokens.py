@@ -41,7 +41,7 @@ _SAMPLE = b"# h\n\n> q\n\n- i\n\n```\nc\n```\n\n<div>\n\n***\n\n    i\n\nt *e* *
 class Token:
     """What the checks read of a block, or of a raw HTML, link or image inline."""
 
-    __slots__ = ("alone", "content", "heading", "level", "map", "section_line", "text", "type")
+    __slots__ = ("alone", "content", "heading", "level", "map", "markup", "section_line", "text", "type")
 
     def __init__(
         self, type: str, level: int, map: tuple[int, int], content: str = "", heading: int = 0
@@ -54,6 +54,7 @@ class Token:
         self.text: str | None = None  # a heading's text as the checks read it; None: not parsed
         self.section_line: int | None = None  # the line of the heading a sentinel stood for
         self.alone = False  # a heading whose line was parsed on its own (:func:`heading_tokens`)
+        self.markup = ""  # a fence's run of backticks or tildes
 
 
 class Cmark:
@@ -90,7 +91,8 @@ class Cmark:
         self.fenced = fn(
             "cmark_node_get_fenced", num, ptr, ctypes.POINTER(num), ctypes.POINTER(num), ctypes.c_char_p
         )
-        self._fence_args = (ctypes.byref(num()), ctypes.byref(num()), ctypes.create_string_buffer(1))
+        self._fence_length, self._fence_char = num(), ctypes.create_string_buffer(1)
+        self._fence_args = (ctypes.byref(self._fence_length), ctypes.byref(num()), self._fence_char)
         self.types = self._types()
 
     def _types(self) -> dict[str, int]:
@@ -132,8 +134,11 @@ class Cmark:
         finally:
             self.node_free(root)
 
-    def is_fenced(self, node: int) -> bool:
-        return bool(self.fenced(node, *self._fence_args))
+    def fence(self, node: int) -> str:
+        """A code block's fence (its run of backticks or tildes), or "" if it is indented."""
+        if not self.fenced(node, *self._fence_args):
+            return ""
+        return self._fence_char.value.decode("ascii", "replace") * self._fence_length.value
 
 
 def _str(value: bytes | None) -> str:
@@ -176,8 +181,10 @@ class _Reader:
             elif kind == self.html_block:
                 out.append(Token("html_block", level, where, _str(cm.literal(node))))
             elif kind == self.code_block:
-                fenced = cm.is_fenced(node)
-                out.append(Token("fence" if fenced else "code_block", level, where, _str(cm.literal(node))))
+                fence = cm.fence(node)
+                tok = Token("fence" if fence else "code_block", level, where, _str(cm.literal(node)))
+                tok.markup = fence
+                out.append(tok)
             elif kind == self.hr:
                 out.append(Token("hr", level, where))
             else:  # a container (quote, list, item) or a block of an extension
@@ -256,6 +263,18 @@ def heading_text(content: str) -> str:
     one."""
     tokens = parser().parse("# " + content + " #")
     return (tokens[0].text or "") if tokens and tokens[0].type == "heading" else ""
+
+
+# What could be a link reference definition: a line starting, after what could be
+# container markers and indentation, with a label (no unescaped bracket inside, at most
+# 999 characters) and a colon. A definition the parser reads always matches.
+_DEFINITION = re.compile(r"^[ \t>*+\-0-9.)]*\[(?:[^\[\]\\]|\\[\s\S]){0,999}\]:", re.MULTILINE)
+
+
+def may_define(text: str) -> bool:
+    """Whether ``text`` could hold a link reference definition (the parser's tree keeps
+    no trace of one)."""
+    return "]:" in text and _DEFINITION.search(text) is not None
 
 
 # What cmark strips from the end of a heading's line (a line end is not in it).
