@@ -100,19 +100,11 @@ class Cmark:
         root = self.parse_tree(_SAMPLE)
         found: dict[str, int] = {}
         try:
-            for node in self.nodes(root):
+            for node in walk(self, root):
                 found[self.type_string(node).decode()] = self.type(node)
         finally:
             self.node_free(root)
         return found
-
-    def nodes(self, node: int) -> Iterator[int]:
-        """Every node below ``node``, depth first."""
-        child = self.first_child(node)
-        while child:
-            yield child
-            yield from self.nodes(child)
-            child = self.next(child)
 
     def parse_tree(self, data: bytes) -> int:
         """The document's tree; the caller frees it (``node_free``)."""
@@ -146,7 +138,9 @@ def _str(value: bytes | None) -> str:
 
 
 class _Reader:
-    """One walk of a tree into records (see :meth:`Cmark.parse`)."""
+    """One walk of a tree into records (see :meth:`Cmark.parse`). A record's end line is
+    read only for the blocks whose end a check reads (code, HTML, headings); for the
+    others it is the line after their first."""
 
     def __init__(self, cm: Cmark, out: list[Token]) -> None:
         self.cm = cm
@@ -159,80 +153,89 @@ class _Reader:
 
     def blocks(self, parent: int, level: int) -> None:
         cm, out = self.cm, self.out
-        node = cm.first_child(parent)
+        first_child, next_node, node_type, start_line = cm.first_child, cm.next, cm.type, cm.start_line
+        node = first_child(parent)
         while node:
-            kind = cm.type(node)
-            where = (cm.start_line(node) - 1, cm.end_line(node))
+            kind = node_type(node)
+            start = start_line(node) - 1
             if kind == self.paragraph:
+                where = (start, start + 1)
                 out.append(Token("paragraph", level, where))
                 raw = cm.string_content(node) or b""
                 if b"<" in raw or b"[" in raw:
                     # Only these can hold raw HTML, autolinks, links or images.
                     self.inlines(node, where, None)
             elif kind == self.heading:
+                where = (start, cm.end_line(node))
                 # The raw text is read only where there is some: an empty one is a buffer
                 # the parser never wrote to, with no terminating NUL.
-                raw = cm.string_content(node) if cm.first_child(node) else b""
+                raw = cm.string_content(node) if first_child(node) else b""
                 tok = Token("heading", level, where, _str(raw), cm.heading_level(node))
                 out.append(tok)
-                parts: list[str] = []
-                self.inlines(node, where, parts)
-                tok.text = "".join(parts)
+                if level:
+                    self.inlines(node, where, None)
+                else:
+                    parts: list[str] = []
+                    self.inlines(node, where, parts)
+                    tok.text = "".join(parts)
             elif kind == self.html_block:
-                out.append(Token("html_block", level, where, _str(cm.literal(node))))
+                out.append(Token("html_block", level, (start, cm.end_line(node)), _str(cm.literal(node))))
             elif kind == self.code_block:
                 fence = cm.fence(node)
+                where = (start, cm.end_line(node))
                 tok = Token("fence" if fence else "code_block", level, where, _str(cm.literal(node)))
                 tok.markup = fence
                 out.append(tok)
             elif kind == self.hr:
-                out.append(Token("hr", level, where))
+                out.append(Token("hr", level, (start, start + 1)))
             else:  # a container (quote, list, item) or a block of an extension
-                out.append(Token(_str(cm.type_string(node)), level, where))
+                out.append(Token(_str(cm.type_string(node)), level, (start, start + 1)))
                 self.blocks(node, level + 1)
-            node = cm.next(node)
+            node = next_node(node)
 
     def inlines(self, parent: int, where: tuple[int, int], text: list[str] | None) -> None:
-        """The raw HTML, links and images below ``parent``; ``text``: where a heading's
-        text is gathered (:func:`inline_text`), None inside an image's description."""
-        for node, kind, in_image in walk(self.cm, parent):
+        """The raw HTML, links and images below ``parent``, depth first; ``text``: where
+        a heading's text is gathered (:func:`inline_text`), None where it is not (and
+        inside an image's description)."""
+        cm, out = self.cm, self.out
+        first_child, next_node, node_type = cm.first_child, cm.next, cm.type
+        node = first_child(parent)
+        while node:
+            kind = node_type(node)
             if kind == self.html_inline:
-                self.out.append(Token("html_inline", -1, where, _str(self.cm.literal(node))))
+                out.append(Token("html_inline", -1, where, _str(cm.literal(node))))
             elif kind == self.link:
-                self.out.append(Token("link", -1, where, _str(self.cm.url(node))))
+                out.append(Token("link", -1, where, _str(cm.url(node))))
             elif kind == self.image:
-                self.out.append(Token("image", -1, where, _str(self.cm.url(node))))
-            elif text is not None and not in_image:
-                piece = inline_text(self.cm, node, kind)
+                out.append(Token("image", -1, where, _str(cm.url(node))))
+            elif text is not None and (kind == self.text or kind == self.code):
+                piece = inline_text(cm, node, kind)
                 if piece:
                     text.append(piece)
+            if kind != self.text and kind != self.code and first_child(node):
+                self.inlines(node, where, None if kind == self.image else text)
+            node = next_node(node)
 
 
-def walk(cm: Cmark, parent: int, in_image: bool = False) -> Iterator[tuple[int, int, bool]]:
-    """The inline nodes below ``parent``, depth first: (node, type, inside an image)."""
-    image = cm.types["image"]
+def walk(cm: Cmark, parent: int) -> Iterator[int]:
+    """The nodes below ``parent``, depth first."""
     node = cm.first_child(parent)
     while node:
-        kind = cm.type(node)
-        yield node, kind, in_image
-        if cm.first_child(node):
-            yield from walk(cm, node, in_image or kind == image)
+        yield node
+        yield from walk(cm, node)
         node = cm.next(node)
 
 
 def inline_text(cm: Cmark, node: int, kind: int) -> str:
-    """A node's share of a heading's text as its number is read: the text and code spans
-    outside images, not what escapes or entities make (a text node holding one is longer
-    in the source than in the tree, and counts for nothing). The writer writes a turn's
-    number plainly; one spelt otherwise is refused even where a renderer shows it."""
-    if kind == cm.types["code"]:
-        return _str(cm.literal(node))
-    if kind == cm.types["text"]:
-        raw = cm.literal(node) or b""
-        if cm.end_column(node) - cm.start_column(node) + 1 != len(raw):
-            return ""
-        return raw.decode("utf-8", "replace")
-    return ""
+    """A text or code node's share of a heading's text as its number is read: the text
+    and code spans outside images, not what escapes or entities make (a text node
+    holding one is longer in the source than in the tree, and counts for nothing). The
+    writer writes a turn's number plainly; one spelt otherwise is refused even where a
+    renderer shows it."""
+    raw = cm.literal(node) or b""
+    if kind == cm.types["text"] and cm.end_column(node) - cm.start_column(node) + 1 != len(raw):
+        return ""
+    return raw.decode("utf-8", "replace")
 
 
 @functools.lru_cache(maxsize=1)
