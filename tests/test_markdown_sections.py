@@ -231,6 +231,19 @@ def test_atx_reads_a_heading_line_as_the_parser_does() -> None:
         assert tokens.atx(line) == (parsed[0].heading, parsed[0].content), repr(line)
 
 
+def test_the_tree_is_read_at_any_depth() -> None:
+    """Quotes, lists and emphasis nest as deep as a message says: every level is read,
+    and what is deepest is still checked."""
+    deep = tokens.parser().parse("> " * 5000 + "x <b>\n\n" + "- " * 3000 + "[a](javascript:b)\n")
+    assert max(t.level for t in deep) >= 5000
+    assert [(t.type, t.content) for t in deep if t.level < 0] == [
+        ("html_inline", "<b>"),
+        ("link", "javascript:b"),
+    ]
+    emphasis = tokens.parser().parse("## " + "*" * 4000 + "1. x <i>" + "*" * 4000 + "\n")
+    assert emphasis[0].text == "1. x " and emphasis[1].content == "<i>"
+
+
 # -------------------------------------------------------------------------- what is left out
 
 

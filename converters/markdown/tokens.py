@@ -78,6 +78,7 @@ class Cmark:
         self.node_free = fn("cmark_node_free", None, ptr)
         self.first_child = fn("cmark_node_first_child", ptr, ptr)
         self.next = fn("cmark_node_next", ptr, ptr)
+        self.parent = fn("cmark_node_parent", ptr, ptr)
         self.type = fn("cmark_node_get_type", num, ptr)
         self.type_string = fn("cmark_node_get_type_string", text, ptr)
         self.start_line = fn("cmark_node_get_start_line", num, ptr)
@@ -91,8 +92,6 @@ class Cmark:
         self.fenced = fn(
             "cmark_node_get_fenced", num, ptr, ctypes.POINTER(num), ctypes.POINTER(num), ctypes.c_char_p
         )
-        self._fence_length, self._fence_char = num(), ctypes.create_string_buffer(1)
-        self._fence_args = (ctypes.byref(self._fence_length), ctypes.byref(num()), self._fence_char)
         self.types = self._types()
 
     def _types(self) -> dict[str, int]:
@@ -121,16 +120,18 @@ class Cmark:
         root = self.parse_tree(text.encode("utf-8", "surrogatepass"))
         try:
             out: list[Token] = []
-            _Reader(self, out).blocks(root, 0)
+            _Reader(self, out).blocks(root)
             return out
         finally:
             self.node_free(root)
 
     def fence(self, node: int) -> str:
         """A code block's fence (its run of backticks or tildes), or "" if it is indented."""
-        if not self.fenced(node, *self._fence_args):
+        # Out-parameters of this call only: the parser may be used from several threads.
+        length, offset, char = ctypes.c_int(), ctypes.c_int(), ctypes.create_string_buffer(2)
+        if not self.fenced(node, ctypes.byref(length), ctypes.byref(offset), char):
             return ""
-        return self._fence_char.value.decode("ascii", "replace") * self._fence_length.value
+        return char.value.decode("ascii", "replace") * length.value
 
 
 def _str(value: bytes | None) -> str:
@@ -151,10 +152,14 @@ class _Reader:
         self.text, self.code, self.html_inline = t["text"], t["code"], t["html_inline"]
         self.link, self.image = t["link"], t["image"]
 
-    def blocks(self, parent: int, level: int) -> None:
+    def blocks(self, root: int) -> None:
+        """Every block below ``root``, depth first. A loop, not a recursion: quotes and
+        lists nest as deep as the text says."""
         cm, out = self.cm, self.out
-        first_child, next_node, node_type, start_line = cm.first_child, cm.next, cm.type, cm.start_line
-        node = first_child(parent)
+        first_child, next_node, parent, node_type = cm.first_child, cm.next, cm.parent, cm.type
+        start_line = cm.start_line
+        level = 0
+        node = first_child(root)
         while node:
             kind = node_type(node)
             start = start_line(node) - 1
@@ -190,31 +195,60 @@ class _Reader:
                 out.append(Token("hr", level, (start, start + 1)))
             else:  # a container (quote, list, item) or a block of an extension
                 out.append(Token(_str(cm.type_string(node)), level, (start, start + 1)))
-                self.blocks(node, level + 1)
-            node = next_node(node)
+                child = first_child(node)
+                if child:
+                    node, level = child, level + 1
+                    continue
+            while True:  # the next block: a sibling, or the next of an enclosing block
+                following = next_node(node)
+                if following:
+                    node = following
+                    break
+                level -= 1
+                if level < 0:
+                    return
+                node = parent(node)
 
-    def inlines(self, parent: int, where: tuple[int, int], text: list[str] | None) -> None:
-        """The raw HTML, links and images below ``parent``, depth first; ``text``: where
-        a heading's text is gathered (:func:`inline_text`), None where it is not (and
-        inside an image's description)."""
+    def inlines(self, block: int, where: tuple[int, int], text: list[str] | None) -> None:
+        """The raw HTML, links and images below ``block``, depth first (a loop, as for
+        blocks: emphasis nests as deep as the text says); ``text``: where a heading's text
+        is gathered (:func:`inline_text`), None where it is not. An image's description
+        is not part of it."""
         cm, out = self.cm, self.out
-        first_child, next_node, node_type = cm.first_child, cm.next, cm.type
-        node = first_child(parent)
+        first_child, next_node, parent, node_type = cm.first_child, cm.next, cm.parent, cm.type
+        text_kind, code_kind, image = self.text, self.code, self.image
+        collect = text is not None
+        outer: list[bool] = []  # ``collect`` of each enclosing node
+        node = first_child(block)
         while node:
             kind = node_type(node)
-            if kind == self.html_inline:
-                out.append(Token("html_inline", -1, where, _str(cm.literal(node))))
-            elif kind == self.link:
-                out.append(Token("link", -1, where, _str(cm.url(node))))
-            elif kind == self.image:
-                out.append(Token("image", -1, where, _str(cm.url(node))))
-            elif text is not None and (kind == self.text or kind == self.code):
-                piece = inline_text(cm, node, kind)
-                if piece:
-                    text.append(piece)
-            if kind != self.text and kind != self.code and first_child(node):
-                self.inlines(node, where, None if kind == self.image else text)
-            node = next_node(node)
+            if kind in (text_kind, code_kind):
+                if collect and text is not None:
+                    piece = inline_text(cm, node, kind)
+                    if piece:
+                        text.append(piece)
+            else:
+                if kind == self.html_inline:
+                    out.append(Token("html_inline", -1, where, _str(cm.literal(node))))
+                elif kind == self.link:
+                    out.append(Token("link", -1, where, _str(cm.url(node))))
+                elif kind == image:
+                    out.append(Token("image", -1, where, _str(cm.url(node))))
+                child = first_child(node)
+                if child:
+                    outer.append(collect)
+                    collect = collect and kind != image
+                    node = child
+                    continue
+            while True:
+                following = next_node(node)
+                if following:
+                    node = following
+                    break
+                if not outer:
+                    return
+                collect = outer.pop()
+                node = parent(node)
 
 
 def walk(cm: Cmark, parent: int) -> Iterator[int]:
