@@ -10,9 +10,11 @@ from the tree as written, whatever a renderer's filter would later make of it, s
 
 :meth:`Cmark.parse` reads what the checks need off the tree in document order into
 :class:`Token` records and frees the tree: one per block (``level`` 0 at the top level;
-``map``: its first line, from 0, and the line after its last) and one per inline raw
-HTML, link and image (``level`` -1, placed on the block holding it). A heading's record
-carries its text as the checks read it (:func:`inline_text`).
+``map``: its first line, from 0, and the line after its last, for the blocks whose end
+is read) and one per inline raw HTML, link and image (``level`` -1, placed on the block
+holding it). A heading's record carries its text as the checks read it
+(:func:`inline_text`). The writer reads the same records to find the code in text
+holding a fence in a container (:mod:`.escape`).
 
 A section that starts at a cut opens with an ATX heading in a clean parser state; its
 record is made here from its line (:func:`heading_tokens`), and the line is given to the
