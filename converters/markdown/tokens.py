@@ -153,6 +153,7 @@ class _Reader:
         self.html_block, self.code_block, self.hr = t["html_block"], t["code_block"], t["thematic_break"]
         self.text, self.code, self.html_inline = t["text"], t["code"], t["html_inline"]
         self.link, self.image = t["link"], t["image"]
+        self.names = {number: name for name, number in t.items()}
 
     def blocks(self, root: int) -> None:
         """Every block below ``root``, depth first. A loop, not a recursion: quotes and
@@ -196,7 +197,8 @@ class _Reader:
             elif kind == self.hr:
                 out.append(Token("hr", level, (start, start + 1)))
             else:  # a container (quote, list, item) or a block of an extension
-                out.append(Token(_str(cm.type_string(node)), level, (start, start + 1)))
+                name = self.names.get(kind) or _str(cm.type_string(node))
+                out.append(Token(name, level, (start, start + 1)))
                 child = first_child(node)
                 if child:
                     node, level = child, level + 1
