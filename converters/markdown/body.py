@@ -68,8 +68,9 @@ class Body:
         self.turn_level = 3 if self.tree else 2
         self.turns = self.segments = self.titles = self.depth = 0
         self.problems: list[str] = []
-        # Definitions known in advance cannot be given to the parser: the whole document
-        # is checked instead.
+        # No definition is kept here (the parser keeps them within one text), so where the
+        # caller would check again with the definitions found, it checks the whole
+        # document; definitions given in advance cannot reach the parser either.
         self.env: dict[str, Any] = {}
         self.defines = False  # some text parsed so far could define a link reference
         self.brackets = False  # ... could use one
