@@ -161,6 +161,43 @@ def test_references_defined_late_are_seen_everywhere() -> None:
     assert stream.incomplete  # the stream alone cannot know; check() reads it again
 
 
+@pytest.mark.parametrize(
+    ("use", "definition"),
+    [
+        ("[r]", "[r]: javascript:alert(1)"),  # defined before its use, in another section
+        ("![r]", "> [R]:\n> javascript:alert(1)"),  # in a quote, the target on the next line
+        ("[x][r]", "- [r]: <javascript:alert(1)>"),  # in a list item
+    ],
+)
+def test_references_defined_in_another_section_are_seen(use: str, definition: str) -> None:
+    """The parser resolves a definition within the text it is given: one in an earlier
+    section, used in a later one, sends the check to the whole document."""
+    text = convert(next(p for p in SOURCES if p.stem == "basic"), images="omit")
+    starts = _turn_starts(text)
+    bad = (
+        text[: starts[1]]
+        + definition
+        + "\n\n"
+        + text[starts[1] : starts[-1]]
+        + use
+        + "\n\n"
+        + text[starts[-1] :]
+    )
+    problems = both(bad)
+    assert any("javascript" in p for p in problems), problems[:3]
+    stream = checker.Stream()
+    stream.feed(bad)
+    stream.close()
+    assert stream.incomplete
+    # The same text with the definition's label escaped defines nothing: the sections
+    # give the verdict themselves.
+    fine = bad.replace(definition, definition.replace("[", "\\["), 1)
+    stream = checker.Stream()
+    stream.feed(fine)
+    assert stream.close() == checker.check_whole(fine.encode("utf-8"))
+    assert not stream.incomplete
+
+
 def test_validation_while_writing_matches_check(tmp_path: Path) -> None:
     import piconv
 
