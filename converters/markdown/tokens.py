@@ -294,7 +294,8 @@ def heading_tokens(text: str) -> list[Token]:
     if "<" not in content and "[" not in content:
         return [Token("heading", 0, (0, 1), content, level)]
     tokens = parser().parse(line)
-    tokens[0].alone = True
+    for tok in tokens[:1]:
+        tok.alone = True
     return tokens
 
 
