@@ -161,6 +161,43 @@ def test_references_defined_late_are_seen_everywhere() -> None:
     assert stream.incomplete  # the stream alone cannot know; check() reads it again
 
 
+@pytest.mark.parametrize(
+    ("use", "definition"),
+    [
+        ("[r]", "[r]: javascript:alert(1)"),  # defined before its use, in another section
+        ("![r]", "> [R]:\n> javascript:alert(1)"),  # in a quote, the target on the next line
+        ("[x][r]", "- [r]: <javascript:alert(1)>"),  # in a list item
+    ],
+)
+def test_references_defined_in_another_section_are_seen(use: str, definition: str) -> None:
+    """The parser resolves a definition within the text it is given: one in an earlier
+    section, used in a later one, sends the check to the whole document."""
+    text = convert(next(p for p in SOURCES if p.stem == "basic"), images="omit")
+    starts = _turn_starts(text)
+    bad = (
+        text[: starts[1]]
+        + definition
+        + "\n\n"
+        + text[starts[1] : starts[-1]]
+        + use
+        + "\n\n"
+        + text[starts[-1] :]
+    )
+    problems = both(bad)
+    assert any("javascript" in p for p in problems), problems[:3]
+    stream = checker.Stream()
+    stream.feed(bad)
+    stream.close()
+    assert stream.incomplete
+    # The same text with the definition's label escaped defines nothing: the sections
+    # give the verdict themselves.
+    fine = bad.replace(definition, definition.replace("[", "\\["), 1)
+    stream = checker.Stream()
+    stream.feed(fine)
+    assert stream.close() == checker.check_whole(fine.encode("utf-8"))
+    assert not stream.incomplete
+
+
 def test_validation_while_writing_matches_check(tmp_path: Path) -> None:
     import piconv
 
@@ -191,15 +228,57 @@ HEADINGS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("line", HEADINGS)
-def test_heading_tokens_match_markdown_it(line: str) -> None:
-    """The cut heading's tokens are made by hand: they must be what markdown-it makes."""
+def _records(toks: list[Any]) -> list[tuple[Any, ...]]:
+    return [(t.type, t.level, t.map, t.content, t.heading) for t in toks]
+
+
+@pytest.mark.parametrize(
+    "line", [*HEADINGS, "## 1. [x](javascript:y) <b>", "## \\[r] &amp; `1. `", "### \x0b a \x0c#"]
+)
+def test_heading_tokens_match_the_parser(line: str) -> None:
+    """The cut heading's records are made from its line: they must be what the parser
+    makes of it in a document."""
     parsed = tokens.parser().parse(line + "\ntext\n")
     mine = tokens.heading_tokens(line + "\ntext\n")
-    assert [(t.type, t.tag, t.level, t.map) for t in mine] == [
-        (t.type, t.tag, t.level, t.map) for t in parsed[:2]
+    assert _records(mine) == _records(parsed[: len(mine)])
+    assert parsed[len(mine)].type == "paragraph"  # the rest: the paragraph below
+    if mine[0].text is None:
+        assert tokens.heading_text(mine[0].content) == parsed[0].text
+    else:
+        assert mine[0].text == parsed[0].text
+
+
+def test_atx_reads_a_heading_line_as_the_parser_does() -> None:
+    """Level and raw text of many heading lines made of the characters that matter to the
+    rule (markers, white space of every kind, escapes), against the parser's."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["#", "#", " ", " ", "\t", "a", "1", ".", "\\", "\u00a0", "\v", "\f", "\r", "\x00", "`"]
+    for _ in range(3000):
+        line = (
+            "#" * rng.randint(1, 3)
+            + rng.choice([" ", "\t", ""])
+            + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+        )
+        line = line.split("\r")[0]  # a CR ends the line
+        parsed = tokens.parser().parse(line + "\n")
+        if not parsed or parsed[0].type != "heading":
+            continue  # not a heading ("#a"): never a line the checker reads this way
+        assert tokens.atx(line) == (parsed[0].heading, parsed[0].content), repr(line)
+
+
+def test_the_tree_is_read_at_any_depth() -> None:
+    """Quotes, lists and emphasis nest as deep as a message says: every level is read,
+    and what is deepest is still checked."""
+    deep = tokens.parser().parse("> " * 5000 + "x <b>\n\n" + "- " * 3000 + "[a](javascript:b)\n")
+    assert max(t.level for t in deep) >= 5000
+    assert [(t.type, t.content) for t in deep if t.level < 0] == [
+        ("html_inline", "<b>"),
+        ("link", "javascript:b"),
     ]
-    assert mine[1].content == parsed[1].content
+    emphasis = tokens.parser().parse("## " + "*" * 4000 + "1. x <i>" + "*" * 4000 + "\n")
+    assert emphasis[0].text == "1. x " and emphasis[1].content == "<i>"
 
 
 # -------------------------------------------------------------------------- what is left out

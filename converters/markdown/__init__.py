@@ -30,7 +30,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
 
 
 def check(data: bytes) -> list[str]:
-    from .checker import check as _check  # lazy: markdown-it-py loads only to validate
+    from .checker import check as _check  # lazy: the parser loads only to validate
 
     return _check(data)
 

@@ -1,4 +1,4 @@
-"""The structural checks of a Markdown body, over markdown-it's tokens in document order.
+"""The structural checks of a Markdown body, over the parser's records in document order.
 
 - one level-1 title; one heading per turn at the turn level, numbered 1, 2, 3... and as
   many as the front matter's ``turns`` (with ``layout: tree``, one level-2 heading per
@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .tokens import Token, atx, heading_tokens, inline_text, parser, walk
+from .tokens import Token, atx, heading_text, heading_tokens, may_define, parser
 
 MAX_PROBLEMS = 50
 
@@ -38,22 +38,28 @@ _IMAGE_SRC = re.compile(
 )
 
 Placement = tuple[Callable[[int], int], int, int]
-"""What places a section's tokens: the map from a token line to a section line, the
+"""What places a section's records: the map from a record's line to a section line, the
 section's first body line and the parser's line count of the section."""
 
 
-def _closed(fence: Any) -> bool:
-    """Whether a fence token has its closing line: its lines are the opening line, the
-    content's lines and, if it was closed, the closing one. Read from the token, not the
-    source line, so a fence inside a container (``> `````) is read as the parser read it."""
+def _closed(fence: Token) -> bool:
+    """Whether a fence has its closing line: its lines are the opening line, the content's
+    lines and, if it was closed, the closing one. Read from the record, not the source
+    line, so a fence inside a container (``> `````) is read as the parser read it."""
     content = fence.content
     content_lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     return fence.map[1] - fence.map[0] - 1 - content_lines >= 1
 
 
 class Body:
-    """The checks over the body's tokens, with the state that carries between sections:
-    counts, ``<details>`` depth, problems and the link reference definitions seen."""
+    """The checks over the body's records, with the state that carries between sections:
+    counts, ``<details>`` depth and problems.
+
+    Link reference definitions: the parser resolves those of the text it is given, which
+    for a section is not the whole document. Where one text given to the parser could
+    define a reference (:func:`.tokens.may_define`) and another could use one (an unescaped
+    ``[``), the sections' verdict may not be the document's: ``late_references`` is set
+    and the caller checks the whole document in one parse instead."""
 
     def __init__(self, fm: dict[str, Any], offset: int, references: dict[str, Any] | None = None) -> None:
         self.fm = fm
@@ -62,112 +68,79 @@ class Body:
         self.turn_level = 3 if self.tree else 2
         self.turns = self.segments = self.titles = self.depth = 0
         self.problems: list[str] = []
-        self.env: dict[str, Any] = {"references": dict(references)} if references else {}
-        self.brackets = False  # some inline text so far could use a link reference
-        self.late_references = False  # ... and a definition came after it
+        # No definition is kept here (the parser keeps them within one text), so where the
+        # caller would check again with the definitions found, it checks the whole
+        # document; definitions given in advance cannot reach the parser either.
+        self.env: dict[str, Any] = {}
+        self.defines = False  # some text parsed so far could define a link reference
+        self.brackets = False  # ... could use one
+        self.late_references = bool(references)  # ... in a text other than the definition's
 
     def problem(self, line: int, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(f"line {line}: {message}")
 
-    def parse(self, text: str) -> list[Any]:
-        """Block tokens of ``text``; link reference definitions go to the shared env (see
-        :meth:`rollback`)."""
-        refs = self.env.get("references")
-        before = len(refs) if refs is not None else 0
-        md = parser()
-        if "\r" in text or "\0" in text:
-            tokens = md.parse(text, self.env)
-        else:
-            # The block parser alone: the core chain's other rules would only normalise
-            # line ends and NULs (there are none) and join the children of inline tokens
-            # (not parsed yet: see tokens()).
-            tokens = []
-            md.block.parse(text, md, self.env, tokens)
-        refs = self.env.get("references")
-        if refs is not None and len(refs) > before and self.brackets:
-            # Inline text already checked could have used one of these definitions (the
-            # whole document's parse collects them all before any inline parse).
+    def _unit(self, defines: bool, brackets: bool) -> None:
+        """One text given to the parser on its own: notes whether a link reference
+        definition in one such text could serve a link in another."""
+        if (defines and self.brackets) or (brackets and self.defines):
             self.late_references = True
-        return tokens
+        self.defines = self.defines or defines
+        self.brackets = self.brackets or brackets
 
-    def snapshot(self) -> tuple[int, int, bool]:
-        refs = self.env.get("references") or {}
-        return len(refs), len(self.env.get("duplicate_refs") or ()), self.late_references
+    def parse(self, text: str) -> list[Token]:
+        """The records of ``text`` (:meth:`.tokens.Cmark.parse`)."""
+        if "[" in text:
+            self._unit(may_define(text), _BRACKET.search(text) is not None)
+        return parser().parse(text)
 
-    def rollback(self, snap: tuple[int, int, bool]) -> None:
-        """Forgets what a parse that is thrown away added to the env."""
-        nrefs, ndups, late = snap
-        refs = self.env.get("references")
-        if refs is not None and len(refs) > nrefs:
-            for key in list(refs)[nrefs:]:
-                del refs[key]
-        dups = self.env.get("duplicate_refs")
-        if dups is not None:
-            del dups[ndups:]
-        self.late_references = late
+    def snapshot(self) -> tuple[bool, bool, bool]:
+        return self.defines, self.brackets, self.late_references
+
+    def rollback(self, snap: tuple[bool, bool, bool]) -> None:
+        """Forgets what a parse that is thrown away noted."""
+        self.defines, self.brackets, self.late_references = snap
 
     def tokens(
         self,
-        tokens: list[Any],
+        tokens: list[Token],
         place: Placement,
         final: bool,
         headings: dict[int, list[tuple[int, str]]] | None = None,
         skip: int = 0,
     ) -> None:
-        """Checks one section's tokens, placed by ``place``; ``final``: the section ends
-        the body. Blocks left out were replaced by sentinels the tokens hold as thematic
+        """Checks one section's records, placed by ``place``; ``final``: the section ends
+        the body. Blocks left out were replaced by sentinels the records hold as thematic
         breaks, which no check reads (what they stand for is known to pass).
         ``headings``: the headings a sentinel stands for, by its line (+ ``skip``) in the
         parsed text (:class:`.sections.Elided`), checked where the sentinel is."""
         line_of, first, lines = place
-        md = parser()
-        env = self.env
         offset = self.offset + first + 1
         problem = self.problem
-        pending_heading: tuple[int, int] | None = None  # (level, line) of the heading being read
 
-        def where(tok: Any) -> int:
-            if type(tok) is Token and tok.section_line is not None:
+        def where(tok: Token) -> int:
+            if tok.section_line is not None:
                 return tok.section_line + offset  # a heading a sentinel stood for
-            return line_of(tok.map[0]) + offset if tok.map else self.offset + 1
+            return line_of(tok.map[0]) + offset
 
         for tok in tokens:
             kind = tok.type
-            if kind == "inline":
-                content = tok.content
-                parsed = "<" in content or "[" in content
-                if parsed:
-                    # Only these can hold raw HTML, autolinks, links or images: skipping
-                    # the inline parse of the rest gives the same verdict.
-                    tok.children = []
-                    md.inline.parse(content, md, env, tok.children)
-                    if not self.brackets and "[" in content and _BRACKET.search(content):
-                        self.brackets = True
-                if pending_heading is not None:
-                    children = self._heading(pending_heading, content, tok.children if parsed else None)
-                    if not parsed:
-                        tok.children = children
-                    pending_heading = None
-                if tok.children:
-                    for child in walk(tok.children):
-                        if child.type == "html_inline":
-                            if _ANCHOR.fullmatch(child.content):
-                                continue
-                            problem(where(tok), f"raw inline HTML {child.content[:40]!r}")
-                        elif child.type == "link_open":
-                            href = child.attrGet("href") or ""
-                            if not _HTTP.match(href):
-                                problem(where(tok), f"link to a non-http(s) target {href[:60]!r}")
-                        elif child.type == "image":
-                            src = child.attrGet("src") or ""
-                            if not _IMAGE_SRC.match(src):
-                                problem(where(tok), f"image from a disallowed source {src[:60]!r}")
-            elif kind == "heading_open":
+            if kind == "html_inline":
+                if not _ANCHOR.fullmatch(tok.content):
+                    problem(where(tok), f"raw inline HTML {tok.content[:40]!r}")
+            elif kind == "link":
+                if not _HTTP.match(tok.content):
+                    problem(where(tok), f"link to a non-http(s) target {tok.content[:60]!r}")
+            elif kind == "image":
+                if not _IMAGE_SRC.match(tok.content):
+                    problem(where(tok), f"image from a disallowed source {tok.content[:60]!r}")
+            elif kind == "heading":
+                if tok.alone:  # its line was given to the parser on its own
+                    self._unit(False, _BRACKET.search(tok.content) is not None)
                 if tok.level == 0:
-                    pending_heading = (int(tok.tag[1]), where(tok))
+                    self._heading((tok.heading, where(tok)), tok.content, tok.text)
             elif kind == "hr":
-                if headings and tok.level == 0 and tok.map and tok.map[0] + skip in headings:
+                if headings and tok.level == 0 and tok.map[0] + skip in headings:
                     for section_line, text in headings[tok.map[0] + skip]:
                         self._sentinel_heading(section_line, text, offset, place)
             elif kind == "html_block":
@@ -183,13 +156,13 @@ class Body:
                         self.depth = 0
                 else:
                     problem(where(tok), f"raw HTML block {content[:40]!r}")
-            elif kind == "fence" and final and tok.map and tok.map[1] >= lines and not _closed(tok):
+            elif kind == "fence" and final and tok.map[1] >= lines and not _closed(tok):
                 problem(where(tok), "fenced code block runs unterminated to the end")
 
     def _sentinel_heading(self, section_line: int, text: str, offset: int, place: Placement) -> None:
-        """A heading a sentinel stood for, from its line: checked as the parser's tokens of
-        it would be (:func:`.tokens.heading_tokens`), without making them where its text
-        holds no ``<`` or ``[`` (the inline checks find nothing in it then)."""
+        """A heading a sentinel stood for, from its line: checked as the parser's records
+        of it would be (:func:`.tokens.heading_tokens`), parsed only where its text holds
+        a ``<`` or ``[`` (the inline checks find nothing in it then)."""
         level, content = atx(text)
         if "<" in content or "[" in content:
             tokens = heading_tokens(text)
@@ -199,48 +172,43 @@ class Body:
         else:
             self._heading((level, section_line + offset), content, None)
 
-    def _heading(
-        self, heading: tuple[int, int], content: str, children: list[Any] | None
-    ) -> list[Any] | None:
-        """The checks of a top-level heading; ``children``: its inline tokens, if parsed.
-        Its text (inline parsed) is read only where the check cannot be decided on its
-        source: source that starts with digits, ". ", letters or spaces (none of which
-        starts an inline construct) starts the same parsed, and a source of letters and
-        spaces only is its text. The children, parsed here if they were not."""
+    def _heading(self, heading: tuple[int, int], content: str, text: str | None) -> None:
+        """The checks of a top-level heading; ``content``: its raw text; ``text``: its text
+        as the parser read it (:func:`.tokens.inline_text`), if it was parsed. The text is
+        read only where the check cannot be decided on the raw text: raw text that starts
+        with digits, ". ", letters or spaces (none of which starts an inline construct)
+        starts the same parsed, and a raw text of letters and spaces only is its text.
+        A problem quotes the raw text."""
         level, line = heading
         if level == 1:
             self.titles += 1
             if self.titles > 1 or self.turns or self.segments:
                 self.problem(line, "a second level-1 heading (only the title may be one)")
-            return children
+            return
         if level == self.turn_level:
             self.turns += 1
             if content.startswith(f"{self.turns}. "):
-                return children
+                return
         elif self.tree and level == 2:
             self.segments += 1
             if content == "Shared history" or content.startswith("Branch "):
-                return children
+                return
         elif level > self.turn_level:
-            return children
-        if children is None:
-            md = parser()
-            children = []
-            md.inline.parse(content, md, self.env, children)
-        text = inline_text(children)
+            return
+        if text is None:
+            text = heading_text(content)
         if level == self.turn_level:
             if not text.startswith(f"{self.turns}. "):
                 self.problem(
-                    line, f"turn heading out of sequence (expected number {self.turns}): {text[:60]!r}"
+                    line, f"turn heading out of sequence (expected number {self.turns}): {content[:60]!r}"
                 )
         elif self.tree and level == 2:
             if not (text == "Shared history" or text.startswith("Branch ")):
                 self.problem(
-                    line, f"segment heading that is neither shared history nor a branch: {text[:60]!r}"
+                    line, f"segment heading that is neither shared history nor a branch: {content[:60]!r}"
                 )
         else:
-            self.problem(line, f"level-{level} heading above the turn level: {text[:60]!r}")
-        return children
+            self.problem(line, f"level-{level} heading above the turn level: {content[:60]!r}")
 
     def finish(self, lines: int) -> list[str]:
         """The problems, with those only the whole body shows; ``lines``: its line count."""

@@ -14,8 +14,8 @@ Three kinds of text reach the output:
   http(s), headings at the level of our own turn headings, setext underlines, and a fence
   left open at the end.
 
-The block structure of Markdown text is taken from markdown-it-py's block parser (the
-same CommonMark engine the checker uses) whenever the text contains code, so code
+The block structure of Markdown text is taken from cmark-gfm, the CommonMark parser the
+checker uses (:mod:`.tokens`), whenever the text contains code in a container, so code
 blocks are left byte-for-byte alone; text without any code is handled with regular
 expressions alone, which keeps the common case fast.
 """
@@ -251,20 +251,40 @@ def _escape_lines(lines: list[str], code: bytes | bytearray | None = None) -> bo
     return changed
 
 
-@functools.lru_cache(maxsize=1)
-def _parser() -> Any:
-    # Lazy: markdown-it-py is only needed for text that contains code.
-    from markdown_it import MarkdownIt
+def _block_tokens(text: str) -> tuple[list[Any], bool]:
+    """The parser's records of ``text`` (:mod:`.tokens`), and whether it could hold a
+    link reference definition."""
+    # Lazy: the parser is only needed for text that contains code.
+    from .tokens import may_define, parser
 
-    return MarkdownIt("commonmark")
+    return parser().parse(text), may_define(text)
 
 
-def _block_tokens(text: str) -> tuple[list[Any], dict[str, Any]]:
-    md = _parser()
-    env: dict[str, Any] = {}
-    tokens: list[Any] = []
-    md.block.parse(text, md, env, tokens)
-    return tokens, env
+# An ATX heading's line, and a setext heading's underline, at the top level.
+_ATX_LINE = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
+
+
+def _code_lines(tokens: list[Any], lines: list[str]) -> bytearray:
+    """1 for each line that belongs to a code block. A fence left open in a container
+    ends where the container does, and the parser then counts the line that closed the
+    container as the fence's last: that line is the fence's only if it could close it
+    (container markers, then the fence's character) and starts no block of its own."""
+    count = len(lines)
+    code = bytearray(count)
+    starts = {tok.map[0] for tok in tokens}
+    for tok in tokens:
+        if tok.type in ("fence", "code_block"):
+            first, end = tok.map
+            content = tok.content
+            if tok.type == "fence" and end - 1 > first + content.count("\n") and end - 1 < count:
+                last = lines[end - 1].lstrip(" \t>")
+                run = len(last) - len(last.lstrip(tok.markup[0]))
+                if end - 1 in starts or run < len(tok.markup) or last[run:].strip(" \t"):
+                    end -= 1
+            for ln in range(first, min(end, count)):
+                code[ln] = 1
+    return code
 
 
 def _is_closing_fence(line: str, marker: str) -> bool:
@@ -401,41 +421,44 @@ def _markdown_with_code(text: str, shift: int) -> str:
     lines = text.split("\n")
     stale = False
     for attempt in range(4):
-        tokens, env = _block_tokens(text)
+        tokens, references = _block_tokens(text)
         code = bytearray(len(lines))  # 1: the line belongs to a code block
         html_blocks = False
         if attempt < 3:
-            for tok in tokens:
-                if tok.type in ("fence", "code_block") and tok.map:
-                    for ln in range(tok.map[0], min(tok.map[1], len(lines))):
-                        code[ln] = 1
-                elif tok.type == "html_block":
-                    html_blocks = True
+            code = _code_lines(tokens, lines)
+            html_blocks = any(tok.type == "html_block" for tok in tokens)
         # else: the structure kept moving; escape every line (code included). Safe, and
         # only reachable with text built to confuse.
         changed = _escape_lines(lines, code)
         if not changed:
             break
         text = "\n".join(lines)
-        if not (html_blocks or env.get("references")):
+        if not (html_blocks or references):
             # Escapes inside paragraphs leave the block structure as it was.
             break
         stale = attempt == 3
         # Escaping turned HTML blocks or reference definitions into paragraphs, which can
         # move code blocks and headings: parse again and escape what is no longer code.
     if stale:
-        tokens, _env = _block_tokens(text)
+        tokens, _references = _block_tokens(text)
     close_fence = ""
     setext: list[tuple[int, int, int]] = []  # (first line, end line, level)
     for tok in tokens:
-        if tok.level != 0 or not tok.map:
+        if tok.level != 0:
             continue
-        if tok.type == "heading_open":
-            if tok.markup.startswith("#"):
-                ln = tok.map[0]
+        if tok.type == "heading":
+            ln = tok.map[0]
+            if _ATX_LINE.match(lines[ln]):
                 lines[ln] = _ATX.sub(lambda m: _demote(m, shift), lines[ln], count=1)
             else:
-                setext.append((tok.map[0], tok.map[1], int(tok.tag[1])))
+                # The parser ends a setext heading on its underline, or on the line after
+                # it when that line closed it; it starts it at the first line of the
+                # paragraph, link reference definitions included: the text is the lines
+                # above the underline that hold the heading's content.
+                underline = tok.map[1] - 1
+                if underline - 1 > ln and _UNDERLINE.match(lines[underline - 1]):
+                    underline -= 1
+                setext.append((underline - tok.content.count("\n"), underline + 1, tok.heading))
         elif tok.type == "fence" and tok.map[1] >= len(lines):
             last = lines[len(lines) - 1]
             if tok.map[1] - tok.map[0] < 2 or not _is_closing_fence(last, tok.markup):
