@@ -109,6 +109,17 @@ def _note(text: str) -> str:
     return f"*{text}*\n"
 
 
+class Pieces(list[str]):
+    """A block given as pieces to write one after the other, never joined: a huge text
+    goes out as it is, with no copy of it beside it (:func:`.writer.emit`)."""
+
+    __slots__ = ()
+
+
+Block = str | Pieces
+"""A block of the output: a str, or a huge one in :class:`Pieces`."""
+
+
 HUGE_TEXT_CHARS = 1 << 20
 """Message text longer than this (1 Mi characters) is written as a fenced code block,
 not as Markdown: Markdown's block and inline parsers, the writer's and the checker's,
@@ -256,7 +267,7 @@ class Renderer:
         blocks are to be joined with blank lines."""
         out: list[str] = []
         for batch in self.batches(self.plan(entries)):
-            out += batch
+            out += [block if type(block) is str else "".join(block) for block in batch]
         return out
 
     def plan(self, entries: Sequence[Entry]) -> Run:
@@ -265,14 +276,14 @@ class Renderer:
         results, paired, heads = self._pair(entries)
         return Run(entries, results, paired, heads)
 
-    def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[str]]:
+    def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[Block]]:
         """The blocks of :meth:`render`, a list per ``size`` entries: the writer writes
         (and a checker reads) each list while the next is rendered, so the body is never
         all in memory. (Within a list, blocks are appended by every method below: cheaper
         than a chain of generators, which pays at every level for every block.)"""
         results, paired = run.results, run.paired
         self.opened = False  # a run starts with no turn open
-        out: list[str] = []
+        out: list[Block] = []
         report = self.report
         message = self._message
         event = self._event
@@ -344,7 +355,7 @@ class Renderer:
                 opened = True
         return results, paired, heads
 
-    def heading(self, entry: Entry, who: str, out: list[str]) -> None:
+    def heading(self, entry: Entry, who: str, out: list[Block]) -> None:
         """The heading of a rendered message (``who``: escaped Markdown): a turn heading
         for an entry that starts a turn, or any message while no turn is open; else a
         heading one level below, in the open turn. Then the line with its time and id."""
@@ -392,29 +403,30 @@ class Renderer:
         if not text:
             return ""
         if len(text) > HUGE_TEXT_CHARS:
-            return self._huge(text).rstrip("\n")
+            return "".join(self._huge(text)).rstrip("\n")
         # headings in the text go below the turn's and the message's headings
         return esc.markdown(text, self.level + 1)
 
-    def _block(self, text: str) -> str:
+    def _block(self, text: str) -> Block:
         """Message text as a block ending in a newline, or "" when it shows nothing."""
         if len(text) > HUGE_TEXT_CHARS:
-            return self._huge(text)  # (built in one piece: no copy to add the newline)
+            return self._huge(text)
         body = esc.markdown(text, self.level + 1)
         return body + "\n" if body else ""
 
-    def _huge(self, text: str) -> str:
+    def _huge(self, text: str) -> Pieces:
         """A text too long to be read as Markdown (:data:`HUGE_TEXT_CHARS`), in a fenced
-        block: written and checked in time linear in its size, with one copy of it."""
+        block: written and checked in time linear in its size, the text itself one of
+        the pieces (no copy of it unless it holds a CR or a NUL)."""
         self.report.add("text-as-code", None, f"{len(text):,} characters")
         text = esc.normalize_newlines(text)
         fence = esc.fence_for(text)
         end = "" if text.endswith("\n") else "\n"
-        return f"{_HUGE_NOTE}\n{fence}text\n{text}{end}{fence}\n"
+        return Pieces((f"{_HUGE_NOTE}\n{fence}text\n", text, f"{end}{fence}\n"))
 
-    def _content(self, content: Content | None, line: int) -> list[str]:
+    def _content(self, content: Content | None, line: int) -> list[Block]:
         """Text parts (joined, as one Markdown text) and images, in order."""
-        blocks: list[str] = []
+        blocks: list[Block] = []
         if isinstance(content, str):
             if content:
                 block = self._block(content)
@@ -453,7 +465,9 @@ class Renderer:
 
     # ------------------------------------------------------------------ messages
 
-    def _message(self, entry: Entry, msg: Any, results: dict[tuple[int, int], Entry], out: list[str]) -> None:
+    def _message(
+        self, entry: Entry, msg: Any, results: dict[tuple[int, int], Entry], out: list[Block]
+    ) -> None:
         if isinstance(msg, AssistantMessage):
             self._assistant(entry, msg, results, out)
         elif isinstance(msg, UserMessage):
@@ -493,7 +507,7 @@ class Renderer:
             out.append(_details(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json")))
 
     def _assistant(
-        self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry], out: list[str]
+        self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry], out: list[Block]
     ) -> None:
         line = entry.origin.line
         model = msg.model
@@ -557,7 +571,7 @@ class Renderer:
         body = self._text(part.text) or "*Empty.*"
         return _details("Thinking", body)
 
-    def _call(self, call: ToolCall, result: Entry | None, line: int, out: list[str]) -> None:
+    def _call(self, call: ToolCall, result: Entry | None, line: int, out: list[Block]) -> None:
         name = call.name
         desc, blocks = describe_call(name, call.arguments)
         res = result.message if result is not None else None
@@ -618,7 +632,7 @@ class Renderer:
             return f"**{esc.inline(label, 200)}:**\n\n{body}"
         return _details(esc.summary_text(label), body)
 
-    def _shell(self, entry: Entry, msg: ShellCommand, out: list[str]) -> None:
+    def _shell(self, entry: Entry, msg: ShellCommand, out: list[Block]) -> None:
         self.heading(entry, "Shell command (user)", out)
         out.append(esc.fenced(msg.command or "", "bash"))
         status = []
@@ -680,7 +694,7 @@ class Renderer:
 
     # ------------------------------------------------------------------ other entries
 
-    def _event(self, entry: Entry, body: Any, line: int, out: list[str]) -> None:
+    def _event(self, entry: Entry, body: Any, line: int, out: list[Block]) -> None:
         if isinstance(body, ModelChange):
             model = "/".join(x for x in (body.provider, body.model) if x) or "unknown"
             out.append(_note(f"Model set to {esc.code_span(model, 120)}."))
@@ -721,7 +735,8 @@ class Renderer:
                 )
                 blocks = self._content(body.replacement, line)
                 if blocks:
-                    out.append(_details(esc.summary_text("What the model sees instead"), "\n".join(blocks)))
+                    text = "\n".join(b if type(b) is str else "".join(b) for b in blocks)
+                    out.append(_details(esc.summary_text("What the model sees instead"), text))
         elif isinstance(body, UsageRecord):
             total = body.usage.total_tokens if body.usage is not None else None
             kind = body.usage_kind or "usage"
