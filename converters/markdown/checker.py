@@ -71,6 +71,7 @@ class Stream:
         self.reparsed = 0  # sections parsed again in full (a shortened fence did not hold)
         self.merged = 0  # cuts refused (a section did not stand alone)
         self.stand_ins: list[tuple[int, int]] = []  # spans of the buffer that stand in for fence content
+        self.stood_in = 0  # pieces read as their newlines (see _stand_in)
 
     def feed(self, text: str) -> None:
         if self.result is not None or self.incomplete:
@@ -118,6 +119,7 @@ class Stream:
         if closer(text, 0, len(text), char, length)[0] >= 0:
             return False
         self.stand_ins.append((len(buf), len(buf) + lines))
+        self.stood_in += 1
         self.buf = buf + "\n" * lines
         self._drain(final=False)
         return True
