@@ -109,8 +109,18 @@ class Stream:
             self._drain(final=False)
             if self.result is not None or self.incomplete:
                 return True
-        splitter, buf = self.splitter, self.buf
-        if splitter is None or splitter.fence is None or splitter.pos != len(buf) or not buf.endswith("\n"):
+        splitter = self.splitter
+        if splitter is None:
+            return False
+        # A block the scan would take whole (a collapsed result, a tool call with its
+        # result) waits for its end, which is past the huge text: read line by line
+        # instead, as a block that is not exactly ours is, so the fence it holds is seen.
+        while splitter.fence is None and splitter.read_by_lines():
+            self._drain(final=False)
+            if self.result is not None or self.incomplete:
+                return True
+        buf = self.buf
+        if splitter.fence is None or splitter.pos != len(buf) or not buf.endswith("\n"):
             return False
         lines = text.count("\n")
         if not text.endswith("\n") or lines * 2 > len(text):

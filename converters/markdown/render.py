@@ -58,6 +58,17 @@ from .images import Images
 from .tools import describe_call, result_language, summary_target
 from .tools import pretty_json as _json
 
+
+class Pieces(list[str]):
+    """A block given as pieces to write one after the other, never joined: a huge text
+    goes out as it is, with no copy of it beside it (:func:`.writer.emit`)."""
+
+    __slots__ = ()
+
+
+Block = str | Pieces
+"""A block of the output: a str, or a huge one in :class:`Pieces`."""
+
 _ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 
@@ -94,10 +105,15 @@ def _parts(content: Content | None) -> tuple[Any, ...]:
     return ()
 
 
-def _details(summary: str, body: str) -> str:
+def _details(summary: str, body: Block) -> Block:
     """A collapsed block. ``summary`` must already be HTML-escaped; ``body`` is Markdown
     that leaves no container open (the blank line and ``</details>`` at column 0 close
     anything it opened)."""
+    if type(body) is not str:
+        last = body[-1] if body else ""
+        if len(last) > 1 and last[-1] == "\n" and not last[-2].isspace():
+            return Pieces((f"<details>\n<summary>{summary}</summary>\n\n", *body, "\n</details>\n"))
+        body = "".join(body)  # (not a shape the writer makes in pieces)
     if len(body) > 1 and body[-1] == "\n" and not body[-2].isspace():
         # The usual body (a block ending in one newline): the same text as below,
         # without copying the body once more to strip that newline.
@@ -109,15 +125,30 @@ def _note(text: str) -> str:
     return f"*{text}*\n"
 
 
-class Pieces(list[str]):
-    """A block given as pieces to write one after the other, never joined: a huge text
-    goes out as it is, with no copy of it beside it (:func:`.writer.emit`)."""
+def _join(blocks: Sequence[Block], sep: str) -> Block:
+    """``sep.join(blocks)``, in pieces when a block is."""
+    if all(type(block) is str for block in blocks):
+        return sep.join(blocks)  # type: ignore[arg-type]
+    out = Pieces()
+    for i, block in enumerate(blocks):
+        if i:
+            out.append(sep)
+        if type(block) is str:
+            out.append(block)
+        else:
+            out.extend(block)
+    return out
 
-    __slots__ = ()
 
-
-Block = str | Pieces
-"""A block of the output: a str, or a huge one in :class:`Pieces`."""
+def _fenced(text: str, language: str) -> Block:
+    """:func:`.escape.fenced`, in pieces for a text longer than :data:`HUGE_TEXT_CHARS`
+    (the same characters)."""
+    if len(text) <= HUGE_TEXT_CHARS:
+        return esc.fenced(text, language)
+    text = esc.normalize_newlines(text)
+    fence = esc.fence_for(text)
+    end = "" if text[-1] == "\n" else "\n"
+    return Pieces((f"{fence}{language}\n", text, f"{end}{fence}\n"))
 
 
 HUGE_TEXT_CHARS = 1 << 20
@@ -588,7 +619,7 @@ class Renderer:
             self.turn_of[result.id] = self.turns  # notes about the result point to this turn
             out.append(self._result(result, res, call))
 
-    def _result(self, entry: Entry, res: ToolResult, call: ToolCall | None) -> str:
+    def _result(self, entry: Entry, res: ToolResult, call: ToolCall | None) -> Block:
         line = entry.origin.line
         tool = res.tool_name or (call.name if call else None) or "tool"
         target = summary_target(call.name, call.arguments) if call else ""
@@ -608,14 +639,14 @@ class Renderer:
                     media.append(self.images.render(part.data, part.media_type, line) + "\n")
                 else:
                     media.append(self._unknown_part(part, line))
-        blocks: list[str] = []
+        blocks: list[Block] = []
         if texts:
             lang = (
                 "text"
                 if res.is_error
                 else result_language(call.name if call else tool, call.arguments if call else None)
             )
-            blocks.append(esc.fenced("\n".join(texts), lang))
+            blocks.append(_fenced("\n".join(texts), lang))
         if media:
             blocks.extend(media)
         details = res.details
@@ -626,10 +657,11 @@ class Renderer:
             self.report.add("tool-details", line)
         if res.usage is not None:
             self.report.add("per-message-usage", line)
-        body = "\n".join(blocks) if blocks else _note("Empty result.")  # (one block: no copy)
+        body = _join(blocks, "\n") if blocks else _note("Empty result.")  # (one block: no copy)
         if res.is_error:
             # shown, not folded away: a failed call is what a reader looks for
-            return f"**{esc.inline(label, 200)}:**\n\n{body}"
+            lead = f"**{esc.inline(label, 200)}:**\n\n"
+            return lead + body if type(body) is str else Pieces((lead, *body))
         return _details(esc.summary_text(label), body)
 
     def _shell(self, entry: Entry, msg: ShellCommand, out: list[Block]) -> None:
@@ -643,7 +675,7 @@ class Renderer:
         if msg.truncated:
             status.append("output truncated")
         label = "Output" + (f" ({', '.join(status)})" if status else "")
-        body = esc.fenced(msg.output, "text") if msg.output else _note("No output.")
+        body = _fenced(msg.output, "text") if msg.output else _note("No output.")
         out.append(_details(esc.summary_text(label), body))
         if msg.truncated and msg.full_output_path:
             out.append(_note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}."))
