@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 import functools
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
@@ -331,7 +332,8 @@ class _LineReader:
     def _long(self, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
         """A line longer than :data:`LONG_LINE_BYTES`, taken from ``self.held``, read to the
         same records and problems as :meth:`_line` gives, holding at most two copies of it:
-        its bytes and its text while decoding, then its text and the parsed value.
+        its bytes and its text while decoding, then its text and the parsed value (unless
+        the text is more than twice as wide as the bytes: see below).
 
         Python's ``json`` reads what orjson reads to equal values (the same number rules,
         see :func:`_parse_int`; the last of duplicate keys wins), so the line goes straight
@@ -347,6 +349,13 @@ class _LineReader:
             text = str(memoryview(raw)[: len(raw) - cr], "utf-8")
         except UnicodeDecodeError:
             yield from self._diagnose(raw, lineno, final=final)
+            return
+        if sys.getsizeof(text) > 2 * len(raw):
+            # A text wider than its bytes (one character beyond U+FFFF makes every one
+            # four bytes): its text and its value would outweigh the bytes, a copy of
+            # them and the value, so orjson reads it after all.
+            del text
+            yield from self._line(raw, lineno, final=final)
             return
         del raw
         values, error, stop = _split_values(text)

@@ -152,3 +152,17 @@ def test_any_line_reads_the_same_through_the_long_path(data: bytes, step: int, r
 @given(case=mutated_file(), step=st.integers(5, 400), recover=st.booleans())
 def test_real_lines_read_the_same_through_the_long_path(case, step: int, recover: bool) -> None:
     through_the_long_path(case[0], step, recover)
+
+
+@pytest.mark.parametrize("extra", [b"", b"\\ud800", b"1e400"])
+def test_a_long_line_of_text_wider_than_its_bytes(extra: bytes) -> None:
+    # Mostly ASCII with one character beyond U+FFFF: the text takes four bytes a character,
+    # so orjson reads the line from its bytes instead; the result is the same.
+    text = ("x" * 1000 + "\U0001f600") * (LONG // 1000)
+    member = b',"n":' + extra if extra == b"1e400" else b',"s":"' + extra + b'"'
+    line = b'{"type":"message","text":' + orjson.dumps(text) + member + b"}"
+    result = both_paths(HEADER + b"\n" + line + b"\n")
+    assert result.records[1].value["text"] == text
+    assert [p.code for p in result.problems] == (
+        [] if not extra else ["lone-surrogate" if extra != b"1e400" else "infinite-number"]
+    )
