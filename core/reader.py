@@ -59,7 +59,7 @@ def depth_over(value: Any, limit: int) -> bool:
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{[")
 
 
-def _too_deep(raw: bytes, value: Any) -> bool:
+def _too_deep(raw: bytes | bytearray, value: Any) -> bool:
     # Counting opening brackets (one scan in C that keeps only them) rules out almost every
     # line before any walk: a line cannot nest deeper than the brackets it holds.
     return (
@@ -314,7 +314,7 @@ class _LineReader:
             yield from self._line(pending, lineno, final=True)
         self.lines_read = lineno
 
-    def _line(self, raw: bytes, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
+    def _line(self, raw: bytes | bytearray, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
         """One line, as the hot loop reads it (for the last line and the rare fallback)."""
         try:
             value = orjson.loads(raw)
@@ -399,7 +399,7 @@ class _LineReader:
             lineno, "crlf", "lines end in CR LF (first here; not reported again); the CR is dropped"
         )
 
-    def _diagnose(self, raw: bytes, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
+    def _diagnose(self, raw: bytes | bytearray, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
         """The slow path, for a line orjson refused or that is not an object."""
         body = raw
         if body.endswith(b"\r"):

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 from piconv import Report
 from piconv.ir import (
@@ -105,6 +105,10 @@ def _parts(content: Content | None) -> tuple[Any, ...]:
     return ()
 
 
+@overload
+def _details(summary: str, body: str) -> str: ...
+@overload
+def _details(summary: str, body: Block) -> Block: ...
 def _details(summary: str, body: Block) -> Block:
     """A collapsed block. ``summary`` must already be HTML-escaped; ``body`` is Markdown
     that leaves no container open (the blank line and ``</details>`` at column 0 close

@@ -354,7 +354,7 @@ def _tree(
         if seg is trunk:
             if not seg.entries:
                 continue
-            head = ["## Shared history\n"]
+            head: list[Block] = ["## Shared history\n"]
             if len(segs) > 1:
                 head.append(f"*The {len(segs) - 1} branches below continue from here.*\n")
         else:
