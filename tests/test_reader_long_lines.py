@@ -5,7 +5,10 @@ about two copies of the line at the most instead of three."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 
 import orjson
 import pytest
@@ -166,3 +169,31 @@ def test_a_long_line_of_text_wider_than_its_bytes(extra: bytes) -> None:
     assert [p.code for p in result.problems] == (
         [] if not extra else ["lone-surrogate" if extra != b"1e400" else "infinite-number"]
     )
+
+
+def test_the_cli_reports_a_bad_long_line_with_its_file_and_line(tmp_path: Path) -> None:
+    source = tmp_path / "bad.jsonl"
+    source.write_bytes(HEADER + b"\n" + long_line()[:-1] + b"\n" + ENTRY + b"\n")
+    report = tmp_path / "report.json"
+    out = tmp_path / "out.md"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "piconv",
+            str(source),
+            "--to",
+            "markdown",
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"bad.jsonl: markdown: 3 lines read" in done.stderr and b"input:not-json" in done.stderr
+    (loss,) = orjson.loads(report.read_bytes())["losses"]
+    assert loss["code"] == "input:not-json" and loss["lines"] == [2]
+    assert loss["examples"][0].startswith("not JSON: Expecting ',' delimiter at character ")
