@@ -9,13 +9,15 @@ import io
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 import piconv
 import pytest
 from piconv import Report, reader
-from piconv.converters.markdown import checker, write
-from piconv.converters.markdown.render import Renderer
+from piconv.converters.markdown import checker, render, write, writer
+from piconv.converters.markdown import escape as esc
+from piconv.converters.markdown.images import Images
 
 UNITS = {
     "ascii": "line with `code`, <b>tags</b>, [links](http://x) and ``` a fence & more\n",
@@ -61,19 +63,24 @@ def session(kind: str, chars: int, where: str = "prompt") -> tuple[bytes, bytes]
             "r",
             {
                 "role": "assistant",
-                "content": [{"type": "text", "text": text if where == "reply" else "ok"}],
+                "content": [
+                    {"type": "thinking", "thinking": text if where == "thinking" else "hmm"},
+                    {"type": "text", "text": text if where == "reply" else "ok"},
+                ],
                 "stopReason": "stop",
             },
         ),
     ]
     data = [orjson.dumps(line) for line in [head, *lines]]
-    line = data[{"prompt": 1, "result": 3, "reply": 4}[where]]
+    line = data[{"prompt": 1, "result": 3, "reply": 4, "thinking": 4}[where]]
     return b"\n".join(data) + b"\n", line
 
 
 def text_of(line: bytes) -> str:
     content = orjson.loads(line)["message"]["content"]
-    return content if isinstance(content, str) else content[0]["text"]
+    if isinstance(content, str):
+        return content
+    return max((part.get("text") or part.get("thinking") for part in content), key=len)
 
 
 # The child reports its own peak (VmHWM, which belongs to the process image and starts
@@ -104,7 +111,9 @@ def peak_rss(source: Path, fmt: str, out: Path) -> int:
     return int(stderr.rsplit("peak-kib ", 1)[1].split()[0]) * 1024
 
 
-SHAPES = [(kind, "prompt") for kind in UNITS] + [("ascii", "result"), ("ascii", "reply")]
+SHAPES = [(kind, "prompt") for kind in UNITS] + [
+    ("ascii", where) for where in ("result", "reply", "thinking")
+]
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "html"])
@@ -127,6 +136,7 @@ def test_one_huge_message_peaks_within_3x_its_line(tmp_path: Path, kind: str, wh
         assert output.rstrip().endswith(b"</html>")
     else:  # the last message: the huge reply's fenced block, or the short reply
         assert output.endswith(b"````\n" if where == "reply" else b"\nok\n")
+        assert output.count(b"</details>") == 2  # the result and the thinking, closed
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "html"])
@@ -137,10 +147,16 @@ def test_the_output_is_the_whole_copy_paths_output(tmp_path: Path, kind: str, wh
     source.write_bytes(data)
     peak_rss(source, fmt, tmp_path / "out")
     with pytest.MonkeyPatch.context() as patch:
-        # Every line straight to orjson, the huge block joined into one string.
+        # Every line straight to orjson, every block joined into one string before it is
+        # written and checked.
         patch.setattr(reader, "LONG_LINE_BYTES", 1 << 62)
-        huge = Renderer._huge
-        patch.setattr(Renderer, "_huge", lambda self, text: "".join(huge(self, text)))
+        emit = writer.emit
+
+        def joined(out: Any, report: Report, head: str, body: Any, sink: Any = None) -> None:
+            body = ([b if type(b) is str else "".join(b) for b in batch] for batch in body)
+            emit(out, report, head, body, sink)
+
+        patch.setattr(writer, "emit", joined)
         expected = io.BytesIO()
         piconv.convert(source, fmt, expected)
     assert (tmp_path / "out").read_bytes() == expected.getvalue()
@@ -216,3 +232,24 @@ def test_the_checker_gives_the_whole_checks_verdict_around_a_huge_text(huge_mark
         assert problems == whole, (name, problems[:3], whole[:3])
         stood_in += stream.stood_in
     assert stood_in >= 4  # the stand-in is tried on most, refused where it cannot hold
+
+
+# -- the pieces ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tail", ["\n", "", " \n\t ", "x\n\n", "\r\n\x00"])
+def test_a_block_in_pieces_is_the_characters_of_the_block_joined(tail: str) -> None:
+    line = "a `` ``` ```` line\n"
+    text = line * (render.HUGE_TEXT_CHARS // len(line) + 1) + tail
+    for language in ("text", "bash"):
+        assert "".join(render._fenced(text, language)) == esc.fenced(text, language)
+    renderer = render.Renderer(Report("markdown"), Images("omit", Report("markdown"), None, "s"), 2, {})
+    huge = renderer._huge(text)
+    assert renderer._block(text) == huge and isinstance(huge, render.Pieces)
+    assert "".join(renderer._text(text)) == "".join(huge).rstrip("\n")
+    for body in (huge, renderer._text(text), render.Pieces((text, tail)), render.Pieces(("x", " \n"))):
+        assert "".join(render._details("S", body)) == render._details("S", "".join(body))
+    blocks = ["a\n", huge, "b\n"]
+    assert "".join(render._join(blocks, "\n")) == "\n".join(
+        b if type(b) is str else "".join(b) for b in blocks
+    )

@@ -114,9 +114,14 @@ def _details(summary: str, body: Block) -> Block:
     that leaves no container open (the blank line and ``</details>`` at column 0 close
     anything it opened)."""
     if type(body) is not str:
+        # The same characters as below, the rule applied to the last piece (which ends
+        # the text: white space to strip stays within it when it holds anything else).
         last = body[-1] if body else ""
+        head = f"<details>\n<summary>{summary}</summary>\n\n"
         if len(last) > 1 and last[-1] == "\n" and not last[-2].isspace():
-            return Pieces((f"<details>\n<summary>{summary}</summary>\n\n", *body, "\n</details>\n"))
+            return Pieces((head, *body, "\n</details>\n"))
+        if last.rstrip():
+            return Pieces((head, *body[:-1], last.rstrip(), "\n\n</details>\n"))
         body = "".join(body)  # (not a shape the writer makes in pieces)
     if len(body) > 1 and body[-1] == "\n" and not body[-2].isspace():
         # The usual body (a block ending in one newline): the same text as below,
@@ -433,12 +438,14 @@ class Renderer:
                 return self._ref(entry.id)
         return "the start"
 
-    def _text(self, text: str | None) -> str:
+    def _text(self, text: str | None) -> Block:
         """Message text as Markdown with no trailing newline (see :meth:`_block`)."""
         if not text:
             return ""
         if len(text) > HUGE_TEXT_CHARS:
-            return "".join(self._huge(text)).rstrip("\n")
+            pieces = self._huge(text)
+            pieces[-1] = pieces[-1].rstrip("\n")  # (the last piece ends in its fence)
+            return pieces
         # headings in the text go below the turn's and the message's headings
         return esc.markdown(text, self.level + 1)
 
@@ -598,7 +605,7 @@ class Renderer:
         elif not content:
             out.append(_note("Empty response."))
 
-    def _reasoning(self, part: Reasoning, line: int) -> str:
+    def _reasoning(self, part: Reasoning, line: int) -> Block:
         if part.signature:
             self.report.add("signatures", line)
         if part.redacted:
@@ -694,6 +701,8 @@ class Renderer:
             facts.append(f"the abandoned branch ended at {self._ref(from_id)}")
         head = f"**{kind}**" + (f" ({'; '.join(facts)})" if facts else "")
         body = self._text(summary) or "*Empty.*"
+        if type(body) is not str:
+            body = "".join(body)  # (quoted line by line: a copy anyway)
         return esc.quote(f"{head}\n\n{body}") + "\n"
 
     def _system(self, msg: SystemMessage, line: int) -> str:
