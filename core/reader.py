@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 import functools
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
@@ -58,7 +59,7 @@ def depth_over(value: Any, limit: int) -> bool:
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{[")
 
 
-def _too_deep(raw: bytes, value: Any) -> bool:
+def _too_deep(raw: bytes | bytearray, value: Any) -> bool:
     # Counting opening brackets (one scan in C that keeps only them) rules out almost every
     # line before any walk: a line cannot nest deeper than the brackets it holds.
     return (
@@ -71,9 +72,15 @@ def _too_deep(raw: bytes, value: Any) -> bool:
 # Big enough that per-chunk overhead vanishes, small enough to stay cache- and memory-friendly.
 CHUNK_BYTES = 4 * 1024 * 1024
 
+LONG_LINE_BYTES: int = CHUNK_BYTES
+"""A line longer than this is decoded to text, its bytes released, and the text parsed with
+Python's ``json`` (see :meth:`_LineReader._long`): orjson would hold the bytes, a copy of
+them and the parsed value at once, about three times the line."""
+
 _BOM = b"\xef\xbb\xbf"
 _JSON_WS = re.compile(r"[ \t\n\r]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.strip() strips
 _INF = float("inf")
 
 
@@ -143,10 +150,11 @@ def _oddities(value: Any) -> tuple[bool, bool]:
         t = type(v)
         if t is str:
             # The stdlib joins valid pairs, so any surrogate left in a str is a lone one.
-            surrogate = surrogate or bool(_SURROGATE.search(v))
+            # (isascii() is a flag lookup: it spares a huge ASCII text the scan.)
+            surrogate = surrogate or (not v.isascii() and bool(_SURROGATE.search(v)))
         elif t is dict:
             for k, x in v.items():
-                surrogate = surrogate or bool(_SURROGATE.search(k))
+                surrogate = surrogate or (not k.isascii() and bool(_SURROGATE.search(k)))
                 stack.append(x)
         elif t is list:
             stack.extend(v)
@@ -205,6 +213,7 @@ class _LineReader:
         self.limit = max_line_bytes
         self.lines_read = 0
         self.crlf_seen = False
+        self.held = bytearray()  # a long line on its way to _long, which takes it
 
     # -- the hot loop ------------------------------------------------------------------
     def run(self, chunks: Iterable[bytes]) -> Iterator[Record | Problem]:
@@ -249,6 +258,15 @@ class _LineReader:
                     lineno += 1
                     yield self._too_long(lineno, pending_len + len(parts[0]))
                     start = 1
+                elif pending_len + len(parts[0]) > LONG_LINE_BYTES:
+                    pending += parts[0]
+                    lineno += 1
+                    start = 1
+                    # Handed over, not passed: _long must hold the only reference to
+                    # release the bytes once decoded.
+                    self.held = pending
+                    pending = bytearray()
+                    yield from self._long(lineno, final=False)
                 else:
                     pending += parts[0]
                     parts[0] = pending  # type: ignore[call-overload]  (orjson and the checks take a bytearray)
@@ -285,23 +303,83 @@ class _LineReader:
         if discarded >= 0:
             lineno += 1
             yield self._too_long(lineno, discarded)
+        elif len(pending) > LONG_LINE_BYTES:
+            lineno += 1
+            self.held = pending
+            del pending
+            yield from self._long(lineno, final=True)
         elif pending or (bom and lineno == 0):
             # (A file holding just a BOM still has its one line.)
             lineno += 1
-            raw = pending
-            try:
-                value = loads(raw)
-            except decode_error:
-                value = None
-            if type(value) is dict and _too_deep(raw, value):
-                yield self._deep(lineno)
-            elif type(value) is dict:
-                if not self.crlf_seen and raw.endswith(b"\r"):
-                    yield self._crlf(lineno)
-                yield Record(lineno, value)
-            else:
-                yield from self._diagnose(raw, lineno, final=True)
+            yield from self._line(pending, lineno, final=True)
         self.lines_read = lineno
+
+    def _line(self, raw: bytes | bytearray, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
+        """One line, as the hot loop reads it (for the last line and the rare fallback)."""
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = None
+        if type(value) is dict and _too_deep(raw, value):
+            yield self._deep(lineno)
+        elif type(value) is dict:
+            if not self.crlf_seen and raw.endswith(b"\r"):
+                yield self._crlf(lineno)
+            yield Record(lineno, value)
+        else:
+            yield from self._diagnose(raw, lineno, final=final)
+
+    def _long(self, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
+        """A line longer than :data:`LONG_LINE_BYTES`, taken from ``self.held``, read to the
+        same records and problems as :meth:`_line` gives, holding at most two copies of it:
+        its bytes and its text while decoding, then its text and the parsed value (unless
+        the text is more than twice as wide as the bytes: see below).
+
+        Python's ``json`` reads what orjson reads to equal values (the same number rules,
+        see :func:`_parse_int`; the last of duplicate keys wins), so the line goes straight
+        to it; whether orjson would have refused the line (a lone surrogate, an infinite
+        number) decides the problems and their order, as :meth:`_diagnose` gives them."""
+        raw: bytearray = self.held
+        self.held = bytearray()
+        cr = raw.endswith(b"\r")
+        if b"\x00" in raw or _BLANK.fullmatch(raw) is not None:
+            yield from self._diagnose(raw, lineno, final=final)
+            return
+        try:
+            text = str(memoryview(raw)[: len(raw) - cr], "utf-8")
+        except UnicodeDecodeError:
+            yield from self._diagnose(raw, lineno, final=final)
+            return
+        if sys.getsizeof(text) > 2 * len(raw):
+            # A text wider than its bytes (one character beyond U+FFFF makes every one
+            # four bytes): its text and its value would outweigh the bytes, a copy of
+            # them and the value, so orjson reads it after all.
+            del text
+            yield from self._line(raw, lineno, final=final)
+            return
+        del raw
+        values, error, stop = _split_values(text)
+        value = values[0] if error is None and len(values) == 1 and type(values[0]) is dict else None
+        odd = _oddities(value) if value is not None else (False, False)
+        if isinstance(error, RecursionError) or (
+            value is not None and odd == (False, False) and depth_over(value, MAX_DEPTH)
+        ):
+            # Too deep for one parser or the depth limit: whether orjson would have read it
+            # decides which problems, so it reads it again (a rare line, at its old cost).
+            del values, value
+            encoded = text.encode() + (b"\r" if cr else b"")
+            del text
+            yield from self._line(encoded, lineno, final=final)
+            return
+        starts_with_bom = text.startswith("\ufeff")
+        del text
+        if cr and not self.crlf_seen:
+            yield self._crlf(lineno)
+        if value is not None and odd == (False, False):
+            del values
+            yield Record(lineno, value)
+        else:
+            yield from self._judge(values, error, stop, lineno, final=final, starts_with_bom=starts_with_bom)
 
     # -- problems ----------------------------------------------------------------------
     @staticmethod
@@ -321,7 +399,7 @@ class _LineReader:
             lineno, "crlf", "lines end in CR LF (first here; not reported again); the CR is dropped"
         )
 
-    def _diagnose(self, raw: bytes, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
+    def _diagnose(self, raw: bytes | bytearray, lineno: int, *, final: bool) -> Iterator[Record | Problem]:
         """The slow path, for a line orjson refused or that is not an object."""
         body = raw
         if body.endswith(b"\r"):
@@ -352,6 +430,21 @@ class _LineReader:
             return
 
         values, error, stop = _split_values(text)
+        yield from self._judge(
+            values, error, stop, lineno, final=final, starts_with_bom=text.startswith("\ufeff")
+        )
+
+    def _judge(
+        self,
+        values: list[Any],
+        error: ValueError | RecursionError | None,
+        stop: int,
+        lineno: int,
+        *,
+        final: bool,
+        starts_with_bom: bool,
+    ) -> Iterator[Record | Problem]:
+        """The problems and records of a line Python's ``json`` read as ``values``."""
         if isinstance(error, RecursionError):
             yield Problem(lineno, "too-deep", "arrays or objects nested too deeply to parse; skipped")
             return
@@ -363,7 +456,7 @@ class _LineReader:
                 yield Problem(
                     lineno, "truncated-line", f"the last line has no newline and is not JSON ({why}); skipped"
                 )
-            elif text.startswith("\ufeff"):
+            elif starts_with_bom:
                 yield Problem(
                     lineno, "not-json", "a byte order mark starts this line (not the file); skipped"
                 )

@@ -146,6 +146,12 @@ def image(ctx: Ctx, part: Image, cls: str = "msg-image") -> str:
     return f'<img class="{cls}" src="{url}" alt="image ({esc(part.media_type or "")})" loading="lazy">'
 
 
+def has_text(s: str) -> bool:
+    """Whether ``s`` holds anything but white space: ``s.strip()`` without its copy of a
+    huge text."""
+    return bool(s) and not s.isspace()
+
+
 def content_text(content: Content | None) -> str:
     """The text of a message content: the string, or its text parts joined by newlines."""
     if content is None:
@@ -165,7 +171,7 @@ def content_html(ctx: Ctx, content: Content | None, *, markdown: bool) -> str:
     out: list[str] = []
     for part in content:
         if isinstance(part, Text):
-            if isinstance(part.text, str) and part.text.strip():
+            if isinstance(part.text, str) and has_text(part.text):
                 out.append(_text(ctx, part.text, markdown))
         elif isinstance(part, Image):
             out.append(image(ctx, part))
@@ -187,7 +193,7 @@ def _text(ctx: Ctx, s: str, markdown: bool) -> str:
 def reasoning(ctx: Ctx, part: Reasoning) -> str:
     if part.redacted or not isinstance(part.text, str):
         return '<details class="thinking"><summary>Thinking (redacted)</summary><p class="note">The provider returned no readable text.</p></details>'
-    if not part.text.strip():
+    if not has_text(part.text):
         return ""
     return (
         f'<details class="thinking"><summary>Thinking <span class="count">({len(part.text):,} chars)</span></summary>'

@@ -45,6 +45,7 @@ from piconv.ir import (
     UserMessage,
 )
 
+from .blocks import has_text
 from .escape import anchor
 from .escape import text as esc
 from .tree import MAX_NESTING
@@ -71,7 +72,7 @@ def _first_text(content: Content | None) -> str:
     if isinstance(content, str):
         return content
     for part in content or ():
-        if isinstance(part, Text) and isinstance(part.text, str) and part.text.strip():
+        if isinstance(part, Text) and isinstance(part.text, str) and has_text(part.text):
             return part.text
     return ""
 

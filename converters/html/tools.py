@@ -16,7 +16,7 @@ from typing import Any
 
 from piconv.ir import Image, ToolCall, ToolResult, UnknownPart
 
-from .blocks import Ctx, collapsible, content_text, image, json_block
+from .blocks import Ctx, collapsible, content_text, has_text, image, json_block
 from .escape import text as esc
 from .highlight import language_for_path
 
@@ -63,7 +63,7 @@ def _output(ctx: Ctx, result: ToolResult | None, *, label: str = "Output", lang:
         return '<p class="note pending">No result recorded.</p>'
     text, extras = _result_text_and_images(ctx, result)
     cls = "output error" if result.is_error else "output"
-    block = collapsible(ctx, label, text, cls=cls, lang=lang) if text.strip() else ""
+    block = collapsible(ctx, label, text, cls=cls, lang=lang) if has_text(text) else ""
     return block + extras
 
 
@@ -87,7 +87,7 @@ def _bash(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
         elif result.is_error:
             exit_html = ' <span class="exit bad">error</span>'
         cls = "output error" if result.is_error else "output"
-        out = (collapsible(ctx, "Output", text, cls=cls) if text.strip() else "") + extras
+        out = (collapsible(ctx, "Output", text, cls=cls) if has_text(text) else "") + extras
     else:
         out = '<p class="note pending">No result recorded.</p>'
     timeout = call.arguments.get("timeout") if isinstance(call.arguments, dict) else None

@@ -11,6 +11,7 @@ recurse.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -67,9 +68,11 @@ def preview(doc: Document, entry: Entry, limit: int = 30) -> str:
             break
         msg = cur.body.message if isinstance(cur.body, MessageBody) else None
         if isinstance(msg, UserMessage):
-            t = content_text(msg.content).strip()
-            if t:
-                return _short(t)
+            t = content_text(msg.content)
+            first = _VISIBLE.search(t)
+            if first is not None:
+                # what _short keeps of the stripped text, without that copy of a huge one
+                return _short(t[first.start() : first.start() + 4 * 90])
         elif isinstance(msg, AssistantMessage) and not fallback:
             fallback = " ".join(
                 p.text for p in msg.content or () if isinstance(p, Text) and isinstance(p.text, str)
@@ -77,6 +80,9 @@ def preview(doc: Document, entry: Entry, limit: int = 30) -> str:
         kids = doc.children(cur.id)  # a few entries per branch: the list cost is small
         cur = kids[0] if len(kids) == 1 else None
     return _short(fallback) if fallback else cur.kind if cur is not None else entry.kind
+
+
+_VISIBLE = re.compile(r"\S")  # (a character str.strip() would keep)
 
 
 def _short(s: str, n: int = 90) -> str:

@@ -14,11 +14,15 @@ from typing import Any
 
 from . import fmcheck, frontmatter
 from .body import MAX_PROBLEMS, Body
-from .sections import Section, Splitter, elide, whole
+from .regions import closer
+from .sections import FENCE_CONTENT, Section, Splitter, elide, whole
 from .tokens import elisions_hold, heading_tokens, open_tail
 
 FEED_CHARS = 1 << 16
 """The stream reads its input in pieces of at least this many characters."""
+STAND_IN_CHARS = 1 << 20
+"""A piece this long, fed while a fence is open, that cannot close it (the content of a
+huge fenced block), is read as its newlines alone (see :meth:`Stream.feed`)."""
 SECTION_CHARS = 1 << 16
 """Sections are cut at the first heading after this many characters: several turns are
 parsed at once, which costs the parser less than one turn at a time (each parse has a
@@ -66,6 +70,8 @@ class Stream:
         self.pending_size = 0
         self.reparsed = 0  # sections parsed again in full (a shortened fence did not hold)
         self.merged = 0  # cuts refused (a section did not stand alone)
+        self.stand_ins: list[tuple[int, int]] = []  # spans of the buffer that stand in for fence content
+        self.stood_in = 0  # pieces read as their newlines (see _stand_in)
 
     def feed(self, text: str) -> None:
         if self.result is not None or self.incomplete:
@@ -73,6 +79,8 @@ class Stream:
         if "\r" in text:
             # CommonMark reads a CR as a line end: our line arithmetic would not match.
             self.incomplete = True
+            return
+        if len(text) >= STAND_IN_CHARS and self._stand_in(text):
             return
         if self.pending:
             self.pending.append(text)
@@ -86,6 +94,49 @@ class Stream:
             return
         self.buf = self.buf + text if self.buf else text
         self._drain(final=False)
+
+    def _stand_in(self, text: str) -> bool:
+        """Reads ``text`` as its newlines alone if it is wholly the content of the fence
+        open at the end of the buffer: the checker leaves fence content out of what it
+        parses (:func:`.sections.elide`) and counts only its lines, so the huge text is
+        neither copied into the buffer nor held by it. Sound because the fence is then
+        verified to open at the top level and close after the text, as for any elided
+        fence (:meth:`_section`); where that does not hold, the verdict is left to the
+        whole check (``incomplete``)."""
+        if self.pending:
+            self.buf += "".join(self.pending)
+            self.pending, self.pending_size = [], 0
+            self._drain(final=False)
+            if self.result is not None or self.incomplete:
+                return True
+        splitter = self.splitter
+        if splitter is None:
+            return False
+        # A block the scan would take whole (a collapsed result, a tool call with its
+        # result) waits for its end, which is past the huge text: read line by line
+        # instead, as a block that is not exactly ours is, so the fence it holds is seen.
+        while splitter.fence is None and splitter.read_by_lines():
+            self._drain(final=False)
+            if self.result is not None or self.incomplete:
+                return True
+        buf = self.buf
+        if splitter.fence is None or splitter.pos != len(buf) or not buf.endswith("\n"):
+            return False
+        lines = text.count("\n")
+        if not text.endswith("\n") or lines * 2 > len(text):
+            return False
+        char, length = splitter.fence
+        if closer(text, 0, len(text), char, length)[0] >= 0:
+            return False
+        self.stand_ins.append((len(buf), len(buf) + lines))
+        self.stood_in += 1
+        self.buf = buf + "\n" * lines
+        self._drain(final=False)
+        return True
+
+    def _stood_in(self, section: Section) -> bool:
+        """Whether a stand-in lies in ``section``."""
+        return any(a < section.end and b > section.start for a, b in self.stand_ins)
 
     def close(self) -> list[str]:
         if self.result is None and not self.incomplete:
@@ -109,6 +160,8 @@ class Stream:
                 break
             at_end = final and section.end == len(buf)
             lines = self._section(buf, section, at_end)
+            if self.incomplete:
+                return
             if lines < 0:
                 # The section does not stand alone: read it with the next 1, 2, 4... cuts.
                 self.retries += 1
@@ -131,6 +184,7 @@ class Stream:
             # time it did not end a section).
             self.buf = buf[start:]
             splitter.rebase(start)
+            self.stand_ins = [(a - start, b - start) for a, b in self.stand_ins if b > start]
 
     def _head(self, final: bool) -> bool:
         """Reads and validates the front matter once it is complete."""
@@ -163,6 +217,14 @@ class Stream:
         alone (nothing is checked then)."""
         body = self.body
         assert body is not None
+        stood_in = self._stood_in(section)
+        if stood_in and not all(
+            any(s <= a and b <= e and k == FENCE_CONTENT for s, e, k in section.regions)
+            for a, b in self.stand_ins
+            if a < section.end and b > section.start
+        ):
+            self.incomplete = True  # (a fence the text stood in for did not close)
+            return 0
         snap = body.snapshot()
         elided = elide(buf, section)
         text = elided.text
@@ -175,6 +237,9 @@ class Stream:
         # Every region left out leaves an anchor.
         if elided.anchors and not elisions_hold(tokens, elided.fences, elided.sentinels, skip):
             body.rollback(snap)
+            if stood_in:
+                self.incomplete = True  # a full parse would need the text stood in for
+                return 0
             self.reparsed += 1
             elided = whole(buf, section)
             text = elided.text

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, overload
 
 from piconv import Report
 from piconv.ir import (
@@ -58,6 +58,17 @@ from .images import Images
 from .tools import describe_call, result_language, summary_target
 from .tools import pretty_json as _json
 
+
+class Pieces(list[str]):
+    """A block given as pieces to write one after the other, never joined: a huge text
+    goes out as it is, with no copy of it beside it (:func:`.writer.emit`)."""
+
+    __slots__ = ()
+
+
+Block = str | Pieces
+"""A block of the output: a str, or a huge one in :class:`Pieces`."""
+
 _ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 _ISO = re.compile(r"^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
 
@@ -94,10 +105,24 @@ def _parts(content: Content | None) -> tuple[Any, ...]:
     return ()
 
 
-def _details(summary: str, body: str) -> str:
+@overload
+def _details(summary: str, body: str) -> str: ...
+@overload
+def _details(summary: str, body: Block) -> Block: ...
+def _details(summary: str, body: Block) -> Block:
     """A collapsed block. ``summary`` must already be HTML-escaped; ``body`` is Markdown
     that leaves no container open (the blank line and ``</details>`` at column 0 close
     anything it opened)."""
+    if type(body) is not str:
+        # The same characters as below, the rule applied to the last piece (which ends
+        # the text: white space to strip stays within it when it holds anything else).
+        last = body[-1] if body else ""
+        head = f"<details>\n<summary>{summary}</summary>\n\n"
+        if len(last) > 1 and last[-1] == "\n" and not last[-2].isspace():
+            return Pieces((head, *body, "\n</details>\n"))
+        if last.rstrip():
+            return Pieces((head, *body[:-1], last.rstrip(), "\n\n</details>\n"))
+        body = "".join(body)  # (not a shape the writer makes in pieces)
     if len(body) > 1 and body[-1] == "\n" and not body[-2].isspace():
         # The usual body (a block ending in one newline): the same text as below,
         # without copying the body once more to strip that newline.
@@ -107,6 +132,32 @@ def _details(summary: str, body: str) -> str:
 
 def _note(text: str) -> str:
     return f"*{text}*\n"
+
+
+def _join(blocks: Sequence[Block], sep: str) -> Block:
+    """``sep.join(blocks)``, in pieces when a block is."""
+    if all(type(block) is str for block in blocks):
+        return sep.join(blocks)  # type: ignore[arg-type]
+    out = Pieces()
+    for i, block in enumerate(blocks):
+        if i:
+            out.append(sep)
+        if type(block) is str:
+            out.append(block)
+        else:
+            out.extend(block)
+    return out
+
+
+def _fenced(text: str, language: str) -> Block:
+    """:func:`.escape.fenced`, in pieces for a text longer than :data:`HUGE_TEXT_CHARS`
+    (the same characters)."""
+    if len(text) <= HUGE_TEXT_CHARS:
+        return esc.fenced(text, language)
+    text = esc.normalize_newlines(text)
+    fence = esc.fence_for(text)
+    end = "" if text[-1] == "\n" else "\n"
+    return Pieces((f"{fence}{language}\n", text, f"{end}{fence}\n"))
 
 
 HUGE_TEXT_CHARS = 1 << 20
@@ -256,7 +307,7 @@ class Renderer:
         blocks are to be joined with blank lines."""
         out: list[str] = []
         for batch in self.batches(self.plan(entries)):
-            out += batch
+            out += [block if type(block) is str else "".join(block) for block in batch]
         return out
 
     def plan(self, entries: Sequence[Entry]) -> Run:
@@ -265,14 +316,14 @@ class Renderer:
         results, paired, heads = self._pair(entries)
         return Run(entries, results, paired, heads)
 
-    def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[str]]:
+    def batches(self, run: Run, size: int = BATCH_ENTRIES) -> Iterator[list[Block]]:
         """The blocks of :meth:`render`, a list per ``size`` entries: the writer writes
         (and a checker reads) each list while the next is rendered, so the body is never
         all in memory. (Within a list, blocks are appended by every method below: cheaper
         than a chain of generators, which pays at every level for every block.)"""
         results, paired = run.results, run.paired
         self.opened = False  # a run starts with no turn open
-        out: list[str] = []
+        out: list[Block] = []
         report = self.report
         message = self._message
         event = self._event
@@ -344,7 +395,7 @@ class Renderer:
                 opened = True
         return results, paired, heads
 
-    def heading(self, entry: Entry, who: str, out: list[str]) -> None:
+    def heading(self, entry: Entry, who: str, out: list[Block]) -> None:
         """The heading of a rendered message (``who``: escaped Markdown): a turn heading
         for an entry that starts a turn, or any message while no turn is open; else a
         heading one level below, in the open turn. Then the line with its time and id."""
@@ -387,34 +438,37 @@ class Renderer:
                 return self._ref(entry.id)
         return "the start"
 
-    def _text(self, text: str | None) -> str:
+    def _text(self, text: str | None) -> Block:
         """Message text as Markdown with no trailing newline (see :meth:`_block`)."""
         if not text:
             return ""
         if len(text) > HUGE_TEXT_CHARS:
-            return self._huge(text).rstrip("\n")
+            pieces = self._huge(text)
+            pieces[-1] = pieces[-1].rstrip("\n")  # (the last piece ends in its fence)
+            return pieces
         # headings in the text go below the turn's and the message's headings
         return esc.markdown(text, self.level + 1)
 
-    def _block(self, text: str) -> str:
+    def _block(self, text: str) -> Block:
         """Message text as a block ending in a newline, or "" when it shows nothing."""
         if len(text) > HUGE_TEXT_CHARS:
-            return self._huge(text)  # (built in one piece: no copy to add the newline)
+            return self._huge(text)
         body = esc.markdown(text, self.level + 1)
         return body + "\n" if body else ""
 
-    def _huge(self, text: str) -> str:
+    def _huge(self, text: str) -> Pieces:
         """A text too long to be read as Markdown (:data:`HUGE_TEXT_CHARS`), in a fenced
-        block: written and checked in time linear in its size, with one copy of it."""
+        block: written and checked in time linear in its size, the text itself one of
+        the pieces (no copy of it unless it holds a CR or a NUL)."""
         self.report.add("text-as-code", None, f"{len(text):,} characters")
         text = esc.normalize_newlines(text)
         fence = esc.fence_for(text)
         end = "" if text.endswith("\n") else "\n"
-        return f"{_HUGE_NOTE}\n{fence}text\n{text}{end}{fence}\n"
+        return Pieces((f"{_HUGE_NOTE}\n{fence}text\n", text, f"{end}{fence}\n"))
 
-    def _content(self, content: Content | None, line: int) -> list[str]:
+    def _content(self, content: Content | None, line: int) -> list[Block]:
         """Text parts (joined, as one Markdown text) and images, in order."""
-        blocks: list[str] = []
+        blocks: list[Block] = []
         if isinstance(content, str):
             if content:
                 block = self._block(content)
@@ -453,7 +507,9 @@ class Renderer:
 
     # ------------------------------------------------------------------ messages
 
-    def _message(self, entry: Entry, msg: Any, results: dict[tuple[int, int], Entry], out: list[str]) -> None:
+    def _message(
+        self, entry: Entry, msg: Any, results: dict[tuple[int, int], Entry], out: list[Block]
+    ) -> None:
         if isinstance(msg, AssistantMessage):
             self._assistant(entry, msg, results, out)
         elif isinstance(msg, UserMessage):
@@ -493,7 +549,7 @@ class Renderer:
             out.append(_details(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json")))
 
     def _assistant(
-        self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry], out: list[str]
+        self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry], out: list[Block]
     ) -> None:
         line = entry.origin.line
         model = msg.model
@@ -549,7 +605,7 @@ class Renderer:
         elif not content:
             out.append(_note("Empty response."))
 
-    def _reasoning(self, part: Reasoning, line: int) -> str:
+    def _reasoning(self, part: Reasoning, line: int) -> Block:
         if part.signature:
             self.report.add("signatures", line)
         if part.redacted:
@@ -557,7 +613,7 @@ class Renderer:
         body = self._text(part.text) or "*Empty.*"
         return _details("Thinking", body)
 
-    def _call(self, call: ToolCall, result: Entry | None, line: int, out: list[str]) -> None:
+    def _call(self, call: ToolCall, result: Entry | None, line: int, out: list[Block]) -> None:
         name = call.name
         desc, blocks = describe_call(name, call.arguments)
         res = result.message if result is not None else None
@@ -574,7 +630,7 @@ class Renderer:
             self.turn_of[result.id] = self.turns  # notes about the result point to this turn
             out.append(self._result(result, res, call))
 
-    def _result(self, entry: Entry, res: ToolResult, call: ToolCall | None) -> str:
+    def _result(self, entry: Entry, res: ToolResult, call: ToolCall | None) -> Block:
         line = entry.origin.line
         tool = res.tool_name or (call.name if call else None) or "tool"
         target = summary_target(call.name, call.arguments) if call else ""
@@ -594,14 +650,14 @@ class Renderer:
                     media.append(self.images.render(part.data, part.media_type, line) + "\n")
                 else:
                     media.append(self._unknown_part(part, line))
-        blocks: list[str] = []
+        blocks: list[Block] = []
         if texts:
             lang = (
                 "text"
                 if res.is_error
                 else result_language(call.name if call else tool, call.arguments if call else None)
             )
-            blocks.append(esc.fenced("\n".join(texts), lang))
+            blocks.append(_fenced("\n".join(texts), lang))
         if media:
             blocks.extend(media)
         details = res.details
@@ -612,13 +668,14 @@ class Renderer:
             self.report.add("tool-details", line)
         if res.usage is not None:
             self.report.add("per-message-usage", line)
-        body = "\n".join(blocks) if blocks else _note("Empty result.")  # (one block: no copy)
+        body = _join(blocks, "\n") if blocks else _note("Empty result.")  # (one block: no copy)
         if res.is_error:
             # shown, not folded away: a failed call is what a reader looks for
-            return f"**{esc.inline(label, 200)}:**\n\n{body}"
+            lead = f"**{esc.inline(label, 200)}:**\n\n"
+            return lead + body if type(body) is str else Pieces((lead, *body))
         return _details(esc.summary_text(label), body)
 
-    def _shell(self, entry: Entry, msg: ShellCommand, out: list[str]) -> None:
+    def _shell(self, entry: Entry, msg: ShellCommand, out: list[Block]) -> None:
         self.heading(entry, "Shell command (user)", out)
         out.append(esc.fenced(msg.command or "", "bash"))
         status = []
@@ -629,7 +686,7 @@ class Renderer:
         if msg.truncated:
             status.append("output truncated")
         label = "Output" + (f" ({', '.join(status)})" if status else "")
-        body = esc.fenced(msg.output, "text") if msg.output else _note("No output.")
+        body = _fenced(msg.output, "text") if msg.output else _note("No output.")
         out.append(_details(esc.summary_text(label), body))
         if msg.truncated and msg.full_output_path:
             out.append(_note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}."))
@@ -644,6 +701,8 @@ class Renderer:
             facts.append(f"the abandoned branch ended at {self._ref(from_id)}")
         head = f"**{kind}**" + (f" ({'; '.join(facts)})" if facts else "")
         body = self._text(summary) or "*Empty.*"
+        if type(body) is not str:
+            body = "".join(body)  # (quoted line by line: a copy anyway)
         return esc.quote(f"{head}\n\n{body}") + "\n"
 
     def _system(self, msg: SystemMessage, line: int) -> str:
@@ -680,7 +739,7 @@ class Renderer:
 
     # ------------------------------------------------------------------ other entries
 
-    def _event(self, entry: Entry, body: Any, line: int, out: list[str]) -> None:
+    def _event(self, entry: Entry, body: Any, line: int, out: list[Block]) -> None:
         if isinstance(body, ModelChange):
             model = "/".join(x for x in (body.provider, body.model) if x) or "unknown"
             out.append(_note(f"Model set to {esc.code_span(model, 120)}."))
@@ -721,7 +780,8 @@ class Renderer:
                 )
                 blocks = self._content(body.replacement, line)
                 if blocks:
-                    out.append(_details(esc.summary_text("What the model sees instead"), "\n".join(blocks)))
+                    text = "\n".join(b if type(b) is str else "".join(b) for b in blocks)
+                    out.append(_details(esc.summary_text("What the model sees instead"), text))
         elif isinstance(body, UsageRecord):
             total = body.usage.total_tokens if body.usage is not None else None
             kind = body.usage_kind or "usage"

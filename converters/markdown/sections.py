@@ -115,6 +115,8 @@ class Splitter:
         self.depth = 0
         self.regions: list[tuple[int, int, int]] = []
         self.skip = 0  # cuts to pass over (the section failed to stand alone)
+        self.waiting = -1  # the line whose block needs more text to be taken whole (More)
+        self.unread: set[int] = set()  # lines whose block is read line by line, not taken whole
 
     def rebase(self, delta: int) -> None:
         """The buffer lost its first ``delta`` characters."""
@@ -122,6 +124,18 @@ class Splitter:
         self.pos -= delta
         self.content_start -= delta
         self.regions = [(a - delta, b - delta, k) for a, b, k in self.regions]
+        self.waiting -= delta
+        self.unread = {line - delta for line in self.unread}
+
+    def read_by_lines(self) -> bool:
+        """Gives up taking whole the block the scan waits at (as if it were not exactly
+        ours): the scan goes on into it line by line instead of waiting for its end.
+        False when the scan is not waiting at a block."""
+        if self.waiting < 0 or self.waiting != self.pos:
+            return False
+        self.unread.add(self.waiting)
+        self.waiting = -1
+        return True
 
     def next(self, buf: str, final: bool) -> Section | None:
         """The section from ``start`` to the next cut, or to the end when ``final``;
@@ -173,11 +187,11 @@ class Splitter:
                 self.fence = (marker[0], len(marker))
                 self.content_start = m.end() + 1
             elif kind == 6:  # the first line of a block, after a blank line
-                if line - 2 >= self.start:
+                if line - 2 >= self.start and line not in self.unread:
                     try:
                         end = prose_block(buf, line, limit, final, self._risky)
                     except More:
-                        self.pos = line
+                        self.pos = self.waiting = line
                         return None
                     if end:
                         regions.append((line, end, BLOCK))
@@ -186,11 +200,11 @@ class Splitter:
                 pos = m.end()
                 continue
             elif kind == 5:  # a tool-call line
-                if line - 2 >= self.start and buf[line - 2] == "\n":
+                if line - 2 >= self.start and buf[line - 2] == "\n" and line not in self.unread:
                     try:
                         end = call_block(buf, line, limit, final, self._risky)
                     except More:
-                        self.pos = line
+                        self.pos = self.waiting = line
                         return None
                     if end:
                         regions.append((line, end, BLOCK))
@@ -200,9 +214,9 @@ class Splitter:
                 self.depth = max(0, self.depth - 1)
             else:
                 try:
-                    end = fenced_block(buf, line, limit, final, self._risky)
+                    end = fenced_block(buf, line, limit, final, self._risky) if line not in self.unread else 0
                 except More:
-                    self.pos = line
+                    self.pos = self.waiting = line
                     return None
                 if end:
                     regions.append((line, end, BLOCK))

@@ -38,7 +38,7 @@ from piconv.ir import (
 from . import escape as esc
 from . import frontmatter
 from .images import Images
-from .render import Renderer, Run, head_title, short_time, when
+from .render import Block, Renderer, Run, head_title, short_time, when
 from .tree import Segment, branch_titles, segments
 
 FLUSH_CHARS = 1 << 20
@@ -253,7 +253,7 @@ def _same_turns(renderer: Renderer, turns: int) -> None:
 
 
 def _write_checked(
-    doc: Document, out: IO[bytes], report: Report, head: str, body: Iterable[list[str]]
+    doc: Document, out: IO[bytes], report: Report, head: str, body: Iterable[list[Block]]
 ) -> None:
     """Writes and validates as it writes: the checker reads each piece as it goes out
     (:class:`.checker.Stream`), so the output is not read back and parsed again."""
@@ -346,7 +346,7 @@ def _tree_contents(segs: list[Segment], runs: list[Run], titles: dict[int, str])
 
 def _tree(
     doc: Document, segs: list[Segment], runs: list[Run], renderer: Renderer, titles: dict[int, str]
-) -> Iterator[list[str]]:
+) -> Iterator[list[Block]]:
     """The trunk once under "Shared history", then each branch under its own heading."""
     trunk = segs[0]
     last_turn: dict[int, str] = {}  # id of a segment -> the reference to its last turn
@@ -354,7 +354,7 @@ def _tree(
         if seg is trunk:
             if not seg.entries:
                 continue
-            head = ["## Shared history\n"]
+            head: list[Block] = ["## Shared history\n"]
             if len(segs) > 1:
                 head.append(f"*The {len(segs) - 1} branches below continue from here.*\n")
         else:
@@ -388,7 +388,7 @@ def emit(
     out: IO[bytes],
     report: Report,
     head: str,
-    body: Iterable[list[str]],
+    body: Iterable[list[Block]],
     sink: Callable[[str], None] | None = None,
 ) -> None:
     """Joins ``head`` and the blocks of ``body`` with blank lines and writes UTF-8 in
@@ -399,12 +399,14 @@ def emit(
     size = len(head)
     for blocks in body:
         for block in blocks:
-            if len(block) >= FLUSH_CHARS:
+            if type(block) is not str or len(block) >= FLUSH_CHARS:
                 # A block this large is written by itself, not copied into a joined piece:
-                # what is pending and the separator first, then the block.
+                # what is pending and the separator first, then the block (a piece at a
+                # time when it comes in pieces).
                 pending.append("")
                 _write(out, report, "\n".join(pending), sink)
-                _write(out, report, block, sink)
+                for piece in (block,) if type(block) is str else block:
+                    _write(out, report, piece, sink)
                 pending, size = [""], 0
                 continue
             pending.append(block)
