@@ -257,7 +257,7 @@ def _write_checked(
 ) -> None:
     """Writes and validates as it writes: the checker reads each piece as it goes out
     (:class:`.checker.Stream`), so the output is not read back and parsed again."""
-    from .checker import SECTION_CHARS, Stream, check  # lazy: markdown-it-py loads only to validate
+    from .checker import SECTION_CHARS, Stream, check  # lazy: only validating needs it
 
     start = tell(out)
     kept: list[str] | None = None if start is not None else []
