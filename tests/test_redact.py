@@ -384,3 +384,23 @@ def test_a_redacted_document_is_still_never_written_over_its_input(seeded: Path,
     with pytest.raises(piconv.OutputError):
         piconv.convert(result.document, "markdown", str(source))
     assert source.read_bytes() == seeded.read_bytes()
+
+
+def test_the_scanner_looks_for_each_keyword_when_the_re2_set_gives_up() -> None:
+    from piconv.redaction.engine import Redactor
+    from piconv.redaction.scan import Scanner
+
+    class GivesUp:
+        def Match(self, text: bytes) -> None:
+            return None
+
+    doc = piconv.load(seeded_session())
+    redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
+    for entry in doc.entries:
+        redactor._collect(entry)
+    strings = list(redactor._strings)
+    expected = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
+    assert {rule for *_, rule in expected} >= {"generic-api-key", "github-pat"}
+    scanner = Scanner(gitleaks.load(), [], frozenset())
+    scanner._present = GivesUp()
+    assert {(s.string, s.start, s.end, s.rule) for s in scanner.scan(strings)} == expected

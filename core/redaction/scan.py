@@ -147,7 +147,11 @@ class Scanner:
                 if pos < 0:
                     pos = size
                 line = (lowered.rfind(b"\n", 0, m.start()) + 1, pos)
-                for index in self._present.Match(lowered[line[0] : line[1]]):
+                held = lowered[line[0] : line[1]]
+                present = self._present.Match(held)
+                if present is None:  # RE2 gave up (its memory bound): each keyword looked for
+                    present = [i for i, k in enumerate(long) if k.encode() in held]
+                for index in present:
                     keyword = long[index]
                     for rule in by_keyword[keyword]:
                         if rule.id in disabled:
