@@ -9,7 +9,9 @@ arguments and details, dictionary keys included, is scanned. A field the IR gain
 covered without a change here.
 
 Three passes: collect the distinct strings (in document order), scan them all at once
-(:class:`piconv.redaction.scan.Scanner`), rebuild the objects whose strings changed. A
+(:class:`piconv.redaction.scan.Scanner`), rebuild the objects whose strings changed. An
+entry holding no string that changed and nothing to drop is kept as it is, not walked
+again (most entries of a session hold no secret). A
 secret gets one placeholder per session, ``[REDACTED:<rule>#<n>]``, numbered per rule in
 order of first appearance, so the same value reads the same everywhere.
 """
@@ -45,6 +47,7 @@ OPAQUE_EXTRA = re.compile(r"(?i)signature|encrypted")
 
 _SCALARS = frozenset({int, float, bool})
 _SCANNED: dict[type, tuple[str, ...]] = {}
+_DROPPABLE: dict[type, tuple[bool, bool]] = {}
 
 
 def _scanned(cls: type) -> tuple[str, ...]:
@@ -55,6 +58,16 @@ def _scanned(cls: type) -> tuple[str, ...]:
         skip = STRUCTURAL | {"signature"} | ({"data"} if cls is Image else set())
         names = _SCANNED[cls] = tuple(n for n in cls._names if n not in skip)  # type: ignore[attr-defined]
     return names
+
+
+def _droppable(cls: type) -> tuple[bool, bool]:
+    """Whether an IR class has a ``signature`` field and an ``extra`` mapping: what the
+    rebuild may drop whatever the scan finds."""
+    flags = _DROPPABLE.get(cls)
+    if flags is None:
+        names = cls._names  # type: ignore[attr-defined]
+        flags = _DROPPABLE[cls] = ("signature" in names, "extra" in names)
+    return flags
 
 
 @dataclass(slots=True)
@@ -97,6 +110,8 @@ class Redactor:
         self._placeholders: dict[str, str] = {}
         self._numbers: dict[str, int] = {}
         self._entry: Entry | None = None
+        self._seen: list[str] = []  # the strings of the entry being collected, repeats included
+        self._drops = False  # the entry being collected holds something the rebuild drops
 
     # -- pass 1: the distinct strings, in document order
     def _collect(self, value: Any) -> None:
@@ -105,6 +120,7 @@ class Redactor:
             strings = self._strings
             if value not in strings:
                 strings[value] = len(strings)
+            self._seen.append(value)
         elif cls is dict:
             for key, item in value.items():
                 self._collect(key)
@@ -119,6 +135,8 @@ class Redactor:
                 item = getattr(value, name)
                 if item is not None and item.__class__ not in _SCALARS:
                     self._collect(item)
+            if not self._drops:
+                self._drops = self._drops_from(value)
         elif isinstance(value, str):  # a str subclass
             self._collect(str(value))
         elif isinstance(value, Mapping):
@@ -126,6 +144,20 @@ class Redactor:
                 self._collect(dict(value))
         elif isinstance(value, (list, tuple)):
             self._collect(list(value))
+
+    def _drops_from(self, node: Node) -> bool:
+        """What :meth:`_rebuild_node` drops from ``node`` whatever the scan finds."""
+        signature, extra = _droppable(node.__class__)
+        if signature and node.signature is not None:  # type: ignore[attr-defined]
+            return True
+        if self.drop_images and isinstance(node, Image) and node.data is not None:
+            return True
+        if extra:
+            return any(
+                isinstance(k, str) and v is not None and OPAQUE_EXTRA.search(k)
+                for k, v in node.extra.items()  # type: ignore[attr-defined]
+            )
+        return False
 
     # -- pass 2: one scan, a replacement for each string holding a secret
     def _plan(self) -> None:
@@ -224,13 +256,21 @@ class Redactor:
 
     def run(self, document: Document) -> Document:
         self._collect(document.session)
+        walks: list[tuple[bool, list[str]]] = []  # by entry: something to drop, its strings
         for entry in document.entries:
+            self._seen, self._drops = [], False
             self._collect(entry)
+            walks.append((self._drops, self._seen))
+        self._seen = []
         self._collect(document.issues)
         self._plan()
         session = self._rebuild(document.session)
         entries = []
-        for entry in document.entries:
+        replaced = self._replaced.keys()
+        for entry, (drops, seen) in zip(document.entries, walks, strict=True):
+            if not drops and replaced.isdisjoint(seen):
+                entries.append(entry)
+                continue
             self._entry = entry
             entries.append(self._rebuild(entry))
         self._entry = None

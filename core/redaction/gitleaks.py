@@ -6,9 +6,14 @@ secrets whose Shannon entropy is above it, and the global and rule allowlists (r
 on the secret, the match or the line; stopwords in the secret) let a finding go.
 
 Path-only rules (a file name, not text) and the commit and path parts of allowlists do
-not apply to a session's strings and are left out. Go's regular expressions are RE2;
-the few constructs Python's ``re`` spells differently are translated (:func:`to_python`),
-and a rule that still does not compile is left out and counted (:attr:`RuleSet.skipped`).
+not apply to a session's strings and are left out. gitleaks' expressions are written for
+Go's regexp, which is RE2: a rule runs on RE2 itself (google-re2), as written, in time
+linear in the text (``\\w``, ``\\s`` and ``\\b`` are ASCII's there, as in gitleaks). The
+semi-generic rules (:attr:`Rule.keyword_led`) run on Python's ``re``, tried only where
+a keyword starts: RE2 would build a large automaton for each of them in every process.
+For ``re`` and for the allowlists the few constructs Python spells differently are
+translated (:func:`to_python`). A rule that does not compile is left out and counted
+(:attr:`RuleSet.skipped`).
 
 Rules (and allowlists) are compiled the first time they are needed, so a session that
 mentions no Slack token never pays for compiling Slack's expressions.
@@ -22,6 +27,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import re2
 
 SOURCE = "gitleaks.toml"
 """gitleaks' ``config/gitleaks.toml``, shipped unchanged with gitleaks' MIT licence
@@ -44,9 +51,6 @@ _POSIX = {
 }
 _LAZY_LEAD = re.compile(r"^((?:\(\?[imsx]+\))?)(\[[^\]]+\])\{0,(\d+)\}\?(.*)$", re.S)
 """A pattern opening with a lazy bounded run of one character class."""
-_BOUNDARY_LEAD = re.compile(r"^((?:\(\?[imsx]+\))?)\\b(.*)$", re.S)
-"""A pattern opening with a word boundary."""
-_WORD = re.compile(r"\w")
 _LATE_GLOBAL_FLAG = re.compile(r"(?<!^)\(\?([imsx]+)\)")
 
 
@@ -106,19 +110,23 @@ class Allowlist:
         return by_regex or by_word
 
 
+Match = Any
+"""A match of ``re`` or of ``re2`` (the same methods)."""
+
+
 @dataclass(slots=True)
 class Rule:
     id: str
     description: str
-    pattern: str
+    pattern: str  # as gitleaks writes it (RE2)
     keywords: tuple[str, ...]
     entropy: float
     secret_group: int
     raw_allowlists: tuple[dict[str, Any], ...]
     _allowlists: tuple[Allowlist, ...] | None = field(default=None, repr=False)
-    _regex: re.Pattern[str] | None = field(default=None, repr=False)
+    _regex: Any = field(default=None, repr=False)
     _split: tuple[re.Pattern[str], re.Pattern[str], int] | None = field(default=None, repr=False)
-    _unbounded: re.Pattern[str] | None = field(default=None, repr=False)
+    _led: bool | None = field(default=None, repr=False)
 
     @property
     def allowlists(self) -> tuple[Allowlist, ...]:
@@ -128,16 +136,19 @@ class Rule:
         return self._allowlists
 
     @property
-    def regex(self) -> re.Pattern[str]:
+    def regex(self) -> Any:
+        """The compiled expression: RE2's, or ``re``'s for a :attr:`keyword_led` rule
+        (raises ``re2.error`` or ``re.error``)."""
         if self._regex is None:
-            self._regex = re.compile(self.pattern)
-            lead = _LAZY_LEAD.match(self.pattern)
-            if lead is not None:
-                flags, chars, most, rest = lead.groups()
-                self._split = (re.compile(flags + rest), re.compile(flags + chars), int(most))
-            boundary = _BOUNDARY_LEAD.match(self.pattern)
-            if boundary is not None:
-                self._unbounded = re.compile(boundary.group(1) + boundary.group(2))
+            if not self.keyword_led:
+                self._regex = re2.compile(self.pattern)
+                return self._regex
+            pattern = to_python(self.pattern)
+            lead = _LAZY_LEAD.match(pattern)
+            assert lead is not None
+            flags, chars, most, rest = lead.groups()
+            self._split = (re.compile(flags + rest), re.compile(flags + chars), int(most))
+            self._regex = re.compile(pattern)
         return self._regex
 
     @property
@@ -145,35 +156,44 @@ class Rule:
         """The pattern is a lazy run and then an alternation of the rule's keywords (how
         gitleaks writes its semi-generic rules): a match can only start where a keyword
         does, so :meth:`finditer` may be given those places (``anchors``)."""
-        return bool(self.keywords) and _LAZY_LEAD.match(self.pattern) is not None
+        if self._led is None:
+            self._led = bool(self.keywords) and _LAZY_LEAD.match(to_python(self.pattern)) is not None
+        return self._led
 
     def finditer(
         self, text: str, pos: int, endpos: int, anchors: Iterable[int] | None = None
-    ) -> Iterator[re.Match[str] | tuple[int, re.Match[str]]]:
-        """The matches of the rule in ``text[pos:endpos]``, as ``regex.finditer`` finds
-        them. A pattern that opens with a lazy run such as ``[\\w.-]{0,50}?`` (the generic
-        key rule) is run without it, and each match widened to the left over at most that
-        many such characters afterwards: the same matches, without trying the run at
-        every position of the text (15 times faster on a real session; tested equal).
-        A widened match comes as ``(start, match)``. With ``anchors`` (the places, in
-        order, where one of the rule's keywords starts; only for :attr:`keyword_led`
-        rules) the rest of the pattern is tried there alone."""
+    ) -> Iterator[tuple[int, Match, int]]:
+        """The matches of the rule in ``text[pos:endpos]``, each as ``(start, match,
+        shift)``: the match's offsets plus ``shift`` are the text's, and ``start`` is
+        where it begins.
+
+        An RE2 rule runs on ``text[pos:endpos]`` alone (its ``$`` is the end of that).
+        A :attr:`keyword_led` rule opens with a lazy run such as ``[\\w.-]{0,50}?``: it
+        is run without it, and each match widened to the left over at most that many
+        such characters afterwards: the same matches, without trying the run at every
+        position of the text (15 times faster on a real session; tested equal). With
+        ``anchors`` (the places, in order, where one of the rule's keywords starts) the
+        rest of the pattern is tried there alone."""
         regex = self.regex
-        if self._unbounded is not None:
-            yield from self._with_boundary(text, pos, endpos)
-            return
         if self._split is None:
-            yield from regex.finditer(text, pos, endpos)
+            unit = text[pos:endpos]
+            try:
+                matches = list(regex.finditer(unit))
+            except UnicodeEncodeError:
+                # a lone surrogate (JSON allows one) has no UTF-8 form: "?" stands for it
+                matches = list(regex.finditer(unit.encode("utf-8", "replace").decode("utf-8")))
+            for m in matches:
+                yield m.start() + pos, m, pos
             return
         rest, char, most = self._split
         floor = pos
         if anchors is not None:
-            matches: Iterable[re.Match[str] | None] = (
+            found: Iterable[re.Match[str] | None] = (
                 rest.match(text, a, endpos) for a in anchors if a >= floor
             )
         else:
-            matches = rest.finditer(text, pos, endpos)
-        for m in matches:
+            found = rest.finditer(text, pos, endpos)
+        for m in found:
             if m is None or m.start() < floor:
                 continue
             start = m.start()
@@ -181,29 +201,7 @@ class Rule:
             while start > low and char.match(text, start - 1):
                 start -= 1
             floor = m.end()
-            yield (start, m)
-
-    def _with_boundary(self, text: str, pos: int, endpos: int) -> Iterator[re.Match[str]]:
-        """A pattern opening with ``\\b`` gives Python's ``re`` no first character to
-        look for, so it tries every position (60 to 90 times slower on a real session
-        for gitleaks' token rules). It is run without the ``\\b``, which is then checked
-        at each match; a match without it is retried one character on, so the matches
-        are the plain expression's (tested equal)."""
-        unbounded = self._unbounded
-        assert unbounded is not None
-        start = pos
-        while start <= endpos:
-            m = unbounded.search(text, start, endpos)
-            if m is None:
-                return
-            at = m.start()
-            before = at > 0 and _WORD.match(text, at - 1) is not None
-            after = at < len(text) and _WORD.match(text, at) is not None
-            if before != after:
-                yield m
-                start = m.end() if m.end() > at else at + 1
-            else:
-                start = at + 1
+            yield start, m, 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +226,7 @@ class RuleSet:
     def __init__(self, data: dict[str, Any]) -> None:
         self.rules: dict[str, Rule] = {}
         self.skipped: list[str] = []
-        """Rules whose expression Python cannot compile (found on first use; none in the
+        """Rules whose expression does not compile (found on first use; none in the
         shipped file, as a test checks)."""
         self.unconditional: list[Rule] = []  # rules without keywords run on every string
         self.by_keyword: dict[str, list[Rule]] = {}
@@ -241,7 +239,7 @@ class RuleSet:
             rule = Rule(
                 id=raw["id"],
                 description=raw.get("description", ""),
-                pattern=to_python(pattern),
+                pattern=pattern,
                 keywords=tuple(k.lower() for k in raw.get("keywords", ())),
                 entropy=float(raw.get("entropy", 0.0)),
                 secret_group=int(raw.get("secretGroup", 0)),
@@ -266,30 +264,27 @@ class RuleSet:
         end_of_unit = len(text) if endpos is None else endpos
         try:
             rule.regex  # noqa: B018 (compiles it)
-        except re.error:
+        except (re.error, re2.error):
             self.skipped.append(rule.id)
             self.unconditional = [r for r in self.unconditional if r is not rule]
             for rules in self.by_keyword.values():
                 if rule in rules:
                     rules.remove(rule)
             return
-        for found in rule.finditer(text, pos, end_of_unit, anchors):
-            if isinstance(found, tuple):
-                begin, m = found
-                whole = text[begin : m.end()]
-            else:
-                m = found
-                begin, whole = m.start(), m.group(0)
+        for begin, m, shift in rule.finditer(text, pos, end_of_unit, anchors):
+            whole = text[begin : m.end() + shift]
             matched = whole.strip("\n")
             start = begin + (len(whole) - len(whole.lstrip("\n")))
             end = start + len(matched)
             secret, s_start = matched, start
-            if m.re.groups:
-                group = rule.secret_group if 0 < rule.secret_group <= m.re.groups else 0
+            groups = m.re.groups
+            if groups:
+                group = rule.secret_group if 0 < rule.secret_group <= groups else 0
                 if not group:
-                    group = next((i for i in range(1, m.re.groups + 1) if m.group(i)), 0)
+                    group = next((i for i in range(1, groups + 1) if m.group(i)), 0)
                 if group and m.group(group):
-                    secret, s_start = m.group(group), m.start(group)
+                    s_start = m.start(group) + shift
+                    secret = text[s_start : m.end(group) + shift]
             if rule.entropy and shannon_entropy(secret) <= rule.entropy:
                 continue
             line = _line_at(text, start, end, pos, end_of_unit)

@@ -3,9 +3,10 @@
 The strings of a session are joined into one text, one string per line block, so each
 rule runs where it can match rather than once per string:
 
-- one Aho-Corasick pass (pyahocorasick; gitleaks does the same) over the lower-cased
-  text finds where gitleaks' keywords occur; a rule then runs only on the lines holding
-  one of its keywords, as gitleaks runs a rule only on a fragment holding its keyword;
+- one RE2 pass (google-re2) over the lower-cased text finds the lines holding one of
+  gitleaks' keywords, and an RE2 set of the keywords tells which each of them holds; a
+  rule then runs only on the lines holding one of its keywords, as gitleaks runs a rule
+  only on a fragment holding its keyword;
 - piconv's own rules (:mod:`piconv.redaction.rules`) are a handful of expressions, each run
   once over the text.
 
@@ -14,9 +15,13 @@ A finding is a span of one string: ``(string index, start, end, rule, secret)``.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 from .gitleaks import RuleSet
 
@@ -50,21 +55,26 @@ def _is_multiline(pattern: str) -> bool:
     return any(token in pattern for token in ("[\\s\\S", "(?s", "\\r", "[\\r\\n]"))
 
 
+def _keyword_search(keywords: Sequence[str]) -> tuple[Any, Any]:
+    """An expression matching any of ``keywords`` (lower-case ASCII), and an RE2 set
+    naming the keywords a line holds (by index in ``keywords``). Both run in time linear
+    in the text, however many keywords."""
+    alternation = "|".join(map(re.escape, sorted(keywords, key=lambda k: (-len(k), k))))
+    present = re2.Set.SearchSet(re2.Options())
+    for keyword in keywords:
+        present.Add(re.escape(keyword).encode())
+    present.Compile()
+    return re2.compile(alternation.encode()), present
+
+
 class Scanner:
     def __init__(self, rules: RuleSet, extra: Sequence[ExtraRule], disabled: frozenset[str]) -> None:
         self.rules = rules
         self.extra = [r for r in extra if r.id not in disabled]
         self.disabled = disabled
         self._short = [k for k in rules.by_keyword if len(k) <= SHORT_KEYWORD]
-        self._keywords = None
-        long_keywords = [k for k in rules.by_keyword if len(k) > SHORT_KEYWORD]
-        if long_keywords:
-            import ahocorasick
-
-            self._keywords = ahocorasick.Automaton()
-            for keyword in long_keywords:
-                self._keywords.add_word(keyword, keyword)
-            self._keywords.make_automaton()
+        self._long = [k for k in rules.by_keyword if len(k) > SHORT_KEYWORD]
+        self._any, self._present = _keyword_search(self._long) if self._long else (None, None)
         self._multiline = {r.id for r in rules.rules.values() if _is_multiline(r.pattern)}
         self._led: set[str] = set()
         """Keyword-led rules (gitleaks' semi-generic ones): tried only where a keyword
@@ -103,12 +113,9 @@ class Scanner:
         rules = self.rules
         disabled = self.disabled
         units: dict[str, set[tuple[int, int]]] = {}
-        # gitleaks' keywords are ASCII: every other character becomes "?", one for one, so
-        # offsets stay those of the text, and lower-casing is ASCII's (a fast C loop, where
-        # str.lower() of a text holding any non-ASCII character goes character by
-        # character: 30 times slower on a real session).
-        lowered = text.encode("ascii", "replace").lower().decode("ascii")
-        size = len(text)
+        # gitleaks' keywords are ASCII: every other character becomes "?", one byte for one,
+        # so offsets stay those of the text, and lower-casing is ASCII's.
+        lowered = text.encode("ascii", "replace").lower()
 
         def string_span(pos: int) -> tuple[int, int]:
             i = bisect_right(starts, pos) - 1
@@ -116,38 +123,50 @@ class Scanner:
 
         for keyword in self._short:
             wanted = [r for r in rules.by_keyword[keyword] if r.id not in disabled]
-            pos = lowered.find(keyword)
+            needle = keyword.encode()
+            pos = lowered.find(needle)
             while wanted and pos >= 0:
                 span = string_span(pos)
                 for rule in wanted:
                     units.setdefault(rule.id, set()).add(span)
-                pos = lowered.find(keyword, span[1])
+                pos = lowered.find(needle, span[1])
         anchored: dict[
             str, dict[tuple[int, int], list[int]]
         ] = {}  # keyword-led rules: line -> keyword places
-        if self._keywords is not None:
+        if self._any is not None:
             by_keyword = rules.by_keyword
             multiline = self._multiline
             led = self._led
-            line_end = -1
-            line: tuple[int, int] = (0, 0)
-            for last, keyword in self._keywords.iter(lowered):
-                pos = last - len(keyword) + 1
-                if pos > line_end:
-                    first = text.rfind("\n", 0, pos) + 1
-                    line_end = text.find("\n", pos)
-                    if line_end < 0:
-                        line_end = size
-                    line = (first, line_end)
-                for rule in by_keyword[keyword]:
-                    if rule.id in disabled:
-                        continue
-                    if rule.id in led:
-                        anchored.setdefault(rule.id, {}).setdefault(line, []).append(pos)
-                    else:
-                        units.setdefault(rule.id, set()).add(
-                            string_span(pos) if rule.id in multiline else line
-                        )
+            long = self._long
+            search = self._any.search
+            size = len(lowered)
+            pos = 0
+            # a line holding a keyword: which keywords it holds, then on to the next line
+            while (m := search(lowered, pos)) is not None:
+                pos = lowered.find(b"\n", m.end())
+                if pos < 0:
+                    pos = size
+                line = (lowered.rfind(b"\n", 0, m.start()) + 1, pos)
+                held = lowered[line[0] : line[1]]
+                present = self._present.Match(held)
+                if present is None:  # RE2 gave up (its memory bound): each keyword looked for
+                    present = [i for i, k in enumerate(long) if k.encode() in held]
+                for index in present:
+                    keyword = long[index]
+                    for rule in by_keyword[keyword]:
+                        if rule.id in disabled:
+                            continue
+                        if rule.id in led:
+                            places = anchored.setdefault(rule.id, {}).setdefault(line, [])
+                            needle = keyword.encode()
+                            at = lowered.find(needle, line[0], line[1])
+                            while at >= 0:
+                                places.append(at)
+                                at = lowered.find(needle, at + 1, line[1])
+                        else:
+                            units.setdefault(rule.id, set()).add(
+                                string_span(line[0]) if rule.id in multiline else line
+                            )
         for rule in rules.unconditional:
             if rule.id not in disabled:
                 units[rule.id] = {(starts[i], starts[i] + len(s)) for i, s in enumerate(strings)}
