@@ -110,11 +110,11 @@ def search(
     # The filters are applied as the matches are read, newest first, and only the first
     # RANK_WINDOW matches they admit are scored, so a filter costs a look-up in the small
     # entries_filters index per match, never a score, and never loses its matches to a
-    # window over the unfiltered ones. Equal scores go newest first.
+    # window over the unfiltered ones. Equal scores keep the order the rows were written in.
     rank_sql = (
         "SELECT pk, score FROM (SELECT entries_fts.rowid AS pk, bm25(entries_fts) AS score "
         f"FROM entries_fts {joins}WHERE entries_fts MATCH ?{where} "
-        "ORDER BY entries_fts.rowid DESC LIMIT ?) ORDER BY score, pk DESC LIMIT ?"
+        "ORDER BY entries_fts.rowid DESC LIMIT ?) ORDER BY score, pk LIMIT ?"
     )
     # The snippets and columns of those hits alone, from one pass over their range of
     # matches: looking each up by rowid would parse the query (and merge a prefix's lists)
