@@ -114,6 +114,7 @@ def test_an_older_schema_is_migrated_keeping_its_rows(tmp_path: Path, version: i
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'entries_fts'").fetchone()[0]
     assert "prefix='2 3 4'" in sql
+    assert store.conn.execute("SELECT v FROM entries_fts_config WHERE k = 'automerge'").fetchone() == (16,)
     assert store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'entries_filters'").fetchone()
     store.close()
     for query, filters in [
