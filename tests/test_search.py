@@ -3,8 +3,10 @@ sessions of a directory run (``--since``, ``--until``, ``--project``, pi's own f
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 from conftest import REPO
 from piconv.bulk import run_bulk
 from piconv.bulk.select import Selection, in_range, parse_date, pi_sessions_dir
+from piconv.converters.sqlite.search import MARK
 from piconv.errors import UsageError
 
 BASIC = REPO / "examples" / "basic.jsonl"
@@ -148,3 +151,71 @@ def test_pis_session_directory_as_pi_finds_it(tmp_path: Path) -> None:
         "--to", "sqlite", "-o", str(tmp_path / "o2"), env={"PI_CODING_AGENT_DIR": str(tmp_path / "none")}
     )
     assert missing.returncode == 2 and "pi's session directory" in missing.stderr
+
+
+def _brute_force(db: Path, query: str, filters: dict[str, str], window: int, limit: int) -> list[tuple]:
+    """Every match scored by FTS5's BM25, filtered here in Python, the newest ``window``
+    of those admitted ranked: best score first, equal scores in the order they were written."""
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT e.pk, s.key, e.id, bm25(entries_fts), e.role, e.timestamp, s.project, s.cwd, s.models "
+        "FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid JOIN sessions s ON s.pk = e.session "
+        "WHERE entries_fts MATCH ?",
+        [query],
+    ).fetchall()
+    conn.close()
+
+    def admitted(row: tuple) -> bool:
+        _, _, _, _, role, stamp, project, cwd, models = row
+        glob = filters.get("project")
+        return (
+            (not glob or fnmatch.fnmatchcase(project or "", glob) or fnmatch.fnmatchcase(cwd or "", glob))
+            and (not filters.get("role") or role == filters["role"])
+            and (not filters.get("model") or filters["model"] in (models or ""))
+            and (not filters.get("since") or (stamp is not None and stamp >= filters["since"]))
+            and (not filters.get("until") or (stamp is not None and stamp <= filters["until"] + "\uffff"))
+        )
+
+    kept = sorted((r for r in rows if admitted(r)), key=lambda r: -r[0])[:window]
+    ranked = sorted(kept, key=lambda r: (r[3], r[0]))[:limit]
+    return [(key, eid, round(-score, 6)) for _, key, eid, score, *_ in ranked]
+
+
+QUERIES = [
+    "option OR sum",
+    "wrapper",
+    "opt*",
+    "av* OR fl*",
+    '"average flag"',
+    "NEAR(option wrapper, 10)",
+    "a* NOT sum",
+]
+FILTERS = [
+    {},
+    {"role": "user"},
+    {"role": "assistant", "project": "*basic*"},
+    {"project": "/home/dev/projects/pisg-branching*"},
+    {"model": "faux"},
+    {"since": "2026-11-30", "until": "2026-11-30"},
+    {"until": "2025-12"},
+]
+
+
+@pytest.mark.parametrize("window", [100_000, 4])
+@pytest.mark.parametrize("query", QUERIES)
+def test_hits_are_a_brute_force_ranking(archive: Path, monkeypatch, query: str, window: int) -> None:
+    from piconv.converters.sqlite import ARCHIVE
+    from piconv.converters.sqlite import search as search_module
+
+    monkeypatch.setattr(search_module, "RANK_WINDOW", window)
+    db = archive / "archive.db"
+    found = 0
+    for filters in FILTERS:
+        for limit in (3, 20):
+            hits = ARCHIVE.search(str(db), query, filters, limit)
+            assert [(h["session"], h["entry"], h["score"]) for h in hits] == _brute_force(
+                db, query, filters, window, limit
+            ), (filters, limit)
+            assert all(MARK in h["snippet"] for h in hits)
+            found += len(hits)
+    assert found

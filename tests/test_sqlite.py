@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -86,22 +88,47 @@ def test_anchor_is_the_html_pages_anchor(entry_id: str) -> None:
     assert anchor(entry_id) == html_anchor(entry_id)
 
 
-def test_an_older_schema_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_schema_is_migrated_keeping_its_rows(tmp_path: Path, version: int) -> None:
     path = tmp_path / "archive.db"
     conn = connect(str(path))
     conn.execute("BEGIN")
-    MIGRATIONS[0](conn)  # schema 1: tables, no full-text index yet
+    for step in MIGRATIONS[:version]:  # 1: tables, no full-text index; 2: no prefix index
+        step(conn)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 1")
+    conn.execute(f"PRAGMA user_version = {version}")
     conn.execute("COMMIT")
     conn.execute("INSERT INTO sessions (key, title) VALUES ('old.jsonl', 'old one')")
-    conn.execute("INSERT INTO entries (session, id, text) VALUES (1, 'e1', 'remember the kestrel')")
+    conn.execute(
+        "INSERT INTO entries (session, id, role, text) VALUES (1, 'e1', 'user', 'remember the kestrel')"
+    )
+    if version >= 2:
+        conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('rebuild')")
     conn.close()
+    older = subprocess.run(
+        [sys.executable, "-m", "piconv", "search", "kestrel", str(path)], capture_output=True, text=True
+    )
+    assert older.returncode != 0 and f"an older archive (schema {version})" in older.stderr
+    assert "convert into it once" in older.stderr
     store = Store(str(path))
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'entries_fts'").fetchone()[0]
+    assert "prefix='2 3 4'" in sql
+    assert store.conn.execute("SELECT v FROM entries_fts_config WHERE k = 'automerge'").fetchone() == (16,)
+    assert store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'entries_filters'").fetchone()
     store.close()
-    hits = ARCHIVE.search(str(path), "kestrel")
-    assert [(h["entry"], h["title"]) for h in hits] == [("e1", "old one")]
+    for query, filters in [
+        ("kestrel", {}),
+        ("kes*", {}),
+        ("ke*", {"role": "user"}),
+        ("kestrel", {"role": "tool"}),
+    ]:
+        hits = ARCHIVE.search(str(path), query, filters)
+        expected = [] if filters.get("role") == "tool" else [("e1", "old one")]
+        assert [(h["entry"], h["title"]) for h in hits] == expected
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO entries_fts(entries_fts, rank) VALUES ('integrity-check', 1)")
+    conn.close()
 
 
 def test_a_failed_session_leaves_the_database_as_it_was(tmp_path: Path) -> None:
@@ -271,33 +298,36 @@ def test_rows_are_cleaned_for_sqlite() -> None:
     )
 
 
-def test_a_broad_query_ranks_its_newest_matches_a_filtered_one_all(tmp_path: Path, monkeypatch) -> None:
+def test_a_query_ranks_the_newest_matches_its_filters_admit(tmp_path: Path, monkeypatch) -> None:
     from piconv.converters.sqlite import search as search_module
 
     db = tmp_path / "b.db"
     db.write_bytes(_convert(str(BRANCHING)))
     conn = sqlite3.connect(db)
     newest = [
-        eid
-        for (eid,) in conn.execute(
-            "SELECT e.id FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid "
+        (eid, role)
+        for (eid, role) in conn.execute(
+            "SELECT e.id, e.role FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid "
             "WHERE entries_fts MATCH 'option' ORDER BY e.pk DESC"
         )
     ]
     conn.close()
     assert len(newest) > 5
     every = {h["entry"] for h in ARCHIVE.search(str(db), "option", limit=100)}
-    assert every == set(newest)
-    monkeypatch.setattr(search_module, "RANK_WINDOW", 3)
-    assert {h["entry"] for h in ARCHIVE.search(str(db), "option", limit=100)} == set(newest[:3])
-    # a filtered query ranks every match it admits, the old ones too
-    users = {h["entry"] for h in ARCHIVE.search(str(db), "option", {"role": "user"}, limit=100)}
-    conn = sqlite3.connect(db)
-    all_users = {
-        eid for (eid,) in conn.execute("SELECT id FROM entries WHERE role = 'user' AND text LIKE '%option%'")
+    assert every == {eid for eid, _ in newest}
+    monkeypatch.setattr(search_module, "RANK_WINDOW", 2)
+    assert {h["entry"] for h in ARCHIVE.search(str(db), "option", limit=100)} == {
+        eid for eid, _ in newest[:2]
     }
-    conn.close()
-    assert users == all_users and users - set(newest[:3])
+    # the window is over the matches a filter admits, so it never loses them to newer
+    # matches the filter refuses
+    users = [eid for eid, role in newest if role == "user"]
+    assert len(users) > 2 and set(users[:2]) - {eid for eid, _ in newest[:2]}
+    found = {h["entry"] for h in ARCHIVE.search(str(db), "option", {"role": "user"}, limit=100)}
+    assert found == set(users[:2])
+    monkeypatch.setattr(search_module, "RANK_WINDOW", 100)
+    found = {h["entry"] for h in ARCHIVE.search(str(db), "option", {"role": "user"}, limit=100)}
+    assert found == set(users)
 
 
 @pytest.mark.parametrize("planted", ["archive.db", "archive.db-wal", "archive.db-journal"])

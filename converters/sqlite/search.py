@@ -9,6 +9,7 @@ the link to the entry in it.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Mapping
@@ -23,7 +24,7 @@ from .schema import APPLICATION_ID, SCHEMA_VERSION, versions
 MARK, END = "«", "»"
 SNIPPET_TOKENS = 16
 RANK_WINDOW = 20_000
-"""A query without filters ranks at most this many matches: the newest in the archive.
+"""A query ranks at most this many matches: the newest (by row) that its filters admit.
 BM25 costs time for every match it scores: a word in 64,000 entries of the 1 GB bench
 archive took 140 ms of CPU to rank in full, its newest 20,000 about 50. A query that
 matches more is too broad to rank well anyway; more words or a filter narrow it."""
@@ -65,18 +66,11 @@ def _until(value: str) -> str:
     return value + "\uffff"
 
 
-def search(
-    path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20
-) -> list[dict[str, Any]]:
-    """The best ``limit`` hits for ``query`` in the archive at ``path``. ``filters``:
-    ``project`` (a glob over the project name or the working directory), ``since`` and
-    ``until`` (ISO dates or times, both inclusive, over the entry's time stamp), ``role``
-    (``user``, ``assistant``, ``tool``...), ``model`` (a substring of a model the session
-    used, ``provider/model``)."""
-    filters = filters or {}
-    db = archive_path(path)
-    where = ["entries_fts MATCH ?"]
-    args: list[Any] = [query]
+def _filters(filters: Mapping[str, Any]) -> tuple[str, list[Any], str]:
+    """The SQL conditions of ``filters`` (each after ``AND``), their arguments, and the
+    joins they need: entries_filters for an entry's own columns, sessions for its
+    session's."""
+    where, args = [], []
     if filters.get("project"):
         where.append("(s.project GLOB ? OR s.cwd GLOB ?)")
         args += [filters["project"], filters["project"]]
@@ -92,22 +86,56 @@ def search(
     if filters.get("model"):
         where.append("instr(s.models, ?) > 0")
         args.append(filters["model"])
-    source = (
-        "FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid JOIN sessions s ON s.pk = e.session "
+    joins = ""
+    if where:
+        # the planner would read the entries table by rowid; the index has every column
+        # a filter needs, in a fraction of the pages
+        joins = "JOIN entries e INDEXED BY entries_filters ON e.pk = entries_fts.rowid "
+    if filters.get("project") or filters.get("model"):
+        joins += "JOIN sessions s ON s.pk = e.session "
+    return "".join(f" AND {w}" for w in where), args, joins
+
+
+def search(
+    path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """The best ``limit`` hits for ``query`` in the archive at ``path``. ``filters``:
+    ``project`` (a glob over the project name or the working directory), ``since`` and
+    ``until`` (ISO dates or times, both inclusive, over the entry's time stamp), ``role``
+    (``user``, ``assistant``, ``tool``...), ``model`` (a substring of a model the session
+    used, ``provider/model``)."""
+    filters = filters or {}
+    db = archive_path(path)
+    where, args, joins = _filters(filters)
+    # The filters are applied as the matches are read, newest first, and only the first
+    # RANK_WINDOW matches they admit are scored, so a filter costs a look-up in the small
+    # entries_filters index per match, never a score, and never loses its matches to a
+    # window over the unfiltered ones. Equal scores keep the order the rows were written in.
+    rank_sql = (
+        "SELECT pk, score FROM (SELECT entries_fts.rowid AS pk, bm25(entries_fts) AS score "
+        f"FROM entries_fts {joins}WHERE entries_fts MATCH ?{where} "
+        "ORDER BY entries_fts.rowid DESC LIMIT ?) ORDER BY score, pk LIMIT ?"
     )
-    # Without filters, only the newest RANK_WINDOW matches are ranked (found from the index
-    # alone, in a millisecond). A filter is applied to every match, so all of them are
-    # ranked: a window over the unfiltered matches could leave out every match it admits.
-    floor_sql = "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"
-    sql = (
-        "SELECT s.title, s.project, s.created, s.key, s.html, e.id, e.role, e.kind, e.timestamp, e.anchor, "
-        f"snippet(entries_fts, 0, '{MARK}', '{END}', '…', {SNIPPET_TOKENS}), bm25(entries_fts) "
-        f"{source} WHERE {' AND '.join(where)} AND entries_fts.rowid >= ? ORDER BY rank LIMIT ?"
+    # The snippets and columns of those hits alone, from one pass over their range of
+    # matches: looking each up by rowid would parse the query (and merge a prefix's lists)
+    # once a hit.
+    hits_sql = (
+        "SELECT entries_fts.rowid, s.title, s.project, s.created, s.key, s.html, e.id, e.role, e.kind, "
+        f"e.timestamp, e.anchor, snippet(entries_fts, 0, '{MARK}', '{END}', '…', {SNIPPET_TOKENS}) "
+        "FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid JOIN sessions s ON s.pk = e.session "
+        "WHERE entries_fts MATCH ? AND entries_fts.rowid BETWEEN ? AND ? "
+        "AND +entries_fts.rowid IN (SELECT value FROM json_each(?))"
     )
     conn = _open(db)
     try:
-        floor = conn.execute(floor_sql, [query, RANK_WINDOW - 1]).fetchone() if len(where) == 1 else None
-        rows = conn.execute(sql, [*args, floor[0] if floor else 0, limit]).fetchall()
+        ranked = conn.execute(rank_sql, [query, *args, RANK_WINDOW, limit]).fetchall()
+        rows: dict[int, tuple[Any, ...]] = {}
+        if ranked:
+            pks = [pk for pk, _ in ranked]
+            rows = {
+                row[0]: row[1:]
+                for row in conn.execute(hits_sql, [query, min(pks), max(pks), json.dumps(pks)])
+            }
     except sqlite3.OperationalError as exc:
         raise UsageError(
             f"cannot search for {query!r}: {exc} (FTS5 query syntax: docs/formats/sqlite.md)"
@@ -116,7 +144,10 @@ def search(
         conn.close()
     base = os.path.dirname(db)
     hits = []
-    for title, project, created, key, html, eid, role, kind, stamp, anchor, snippet, score in rows:
+    for pk, score in ranked:
+        if pk not in rows:
+            continue  # an entry whose row or session is gone (the database edited by other means)
+        title, project, created, key, html, eid, role, kind, stamp, anchor, snippet = rows[pk]
         link = None
         if html and os.path.isfile(os.path.join(base, *html.split("/"))):
             link = os.path.join(base, *html.split("/")) + "#" + anchor
