@@ -461,10 +461,7 @@ class Renderer:
         block: written and checked in time linear in its size, the text itself one of
         the pieces (no copy of it unless it holds a CR or a NUL)."""
         self.report.add("text-as-code", None, f"{len(text):,} characters")
-        text = esc.normalize_newlines(text)
-        fence = esc.fence_for(text)
-        end = "" if text.endswith("\n") else "\n"
-        return Pieces((f"{_HUGE_NOTE}\n{fence}text\n", text, f"{end}{fence}\n"))
+        return Pieces((f"{_HUGE_NOTE}\n", *_fenced(text, "text")))
 
     def _content(self, content: Content | None, line: int) -> list[Block]:
         """Text parts (joined, as one Markdown text) and images, in order."""
