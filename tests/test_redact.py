@@ -402,5 +402,5 @@ def test_the_scanner_looks_for_each_keyword_when_the_re2_set_gives_up() -> None:
     expected = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
     assert {rule for *_, rule in expected} >= {"generic-api-key", "github-pat"}
     scanner = Scanner(gitleaks.load(), [], frozenset())
-    scanner._present = GivesUp()
+    scanner._line_set = lambda patterns: GivesUp()
     assert {(s.string, s.start, s.end, s.rule) for s in scanner.scan(strings)} == expected

@@ -152,6 +152,14 @@ class Rule:
         return self._regex
 
     @property
+    def rest(self) -> re.Pattern[str]:
+        """A :attr:`keyword_led` rule's expression without its lazy lead (compiled with
+        :attr:`regex`): a match starts where a keyword does."""
+        self.regex  # noqa: B018 (compiles it)
+        assert self._split is not None
+        return self._split[0]
+
+    @property
     def keyword_led(self) -> bool:
         """The pattern is a lazy run and then an alternation of the rule's keywords (how
         gitleaks writes its semi-generic rules): a match can only start where a keyword

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import re2
 
-from .gitleaks import RuleSet
+from .gitleaks import Rule, RuleSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,16 +55,31 @@ def _is_multiline(pattern: str) -> bool:
     return any(token in pattern for token in ("[\\s\\S", "(?s", "\\r", "[\\r\\n]"))
 
 
-def _keyword_search(keywords: Sequence[str]) -> tuple[Any, Any]:
-    """An expression matching any of ``keywords`` (lower-case ASCII), and an RE2 set
-    naming the keywords a line holds (by index in ``keywords``). Both run in time linear
-    in the text, however many keywords."""
-    alternation = "|".join(map(re.escape, sorted(keywords, key=lambda k: (-len(k), k))))
-    present = re2.Set.SearchSet(re2.Options())
-    for keyword in keywords:
-        present.Add(re.escape(keyword).encode())
-    present.Compile()
-    return re2.compile(alternation.encode()), present
+_NO_PREFILTER = re.compile(r"\\[Az]|\(\?[a-z]*-[a-z]*m")
+"""What keeps an expression out of the prefilter: ``\\A`` and ``\\z`` mark the text's
+ends, not a line's, and a flag group may turn multi-line mode off."""
+
+
+def _prefilter_pattern(rule: Rule) -> str | None:
+    """The rule's expression as the prefilter runs it over the whole text, ``^`` and
+    ``$`` at each line: a unit (a line or a string, bounded by newlines) where the rule
+    matches is a place of the text where this matches, so a rule this finds nowhere
+    finds nothing in any unit. ``None``: the rule is always run (a keyword-led rule runs
+    on Python's ``re``, whose reading differs from RE2's)."""
+    if rule.keyword_led or _NO_PREFILTER.search(rule.pattern):
+        return None
+    return "(?m)" + rule.pattern
+
+
+def _compiled_set(patterns: Sequence[str]) -> Any:
+    """An RE2 set of ``patterns``, matched unanchored. Once compiled, an RE2 set does not
+    give up on a long text (it has no slower engine to fall back on, so its automaton
+    keeps going however much it has to rebuild): an empty answer means no match."""
+    found = re2.Set.SearchSet(re2.Options())
+    for pattern in patterns:
+        found.Add(pattern.encode("utf-8", "surrogatepass"))
+    found.Compile()
+    return found
 
 
 class Scanner:
@@ -72,16 +87,28 @@ class Scanner:
         self.rules = rules
         self.extra = [r for r in extra if r.id not in disabled]
         self.disabled = disabled
-        self._short = [k for k in rules.by_keyword if len(k) <= SHORT_KEYWORD]
-        self._long = [k for k in rules.by_keyword if len(k) > SHORT_KEYWORD]
-        self._any, self._present = _keyword_search(self._long) if self._long else (None, None)
-        self._multiline = {r.id for r in rules.rules.values() if _is_multiline(r.pattern)}
-        self._led: set[str] = set()
-        """Keyword-led rules (gitleaks' semi-generic ones): tried only where a keyword
-        starts, not at every position of its lines."""
-        for rule in rules.rules.values():
-            if rule.keyword_led and all(len(k) > SHORT_KEYWORD for k in rule.keywords):
-                self._led.add(rule.id)
+        self._keywords = sorted(rules.by_keyword)
+        self._all_keywords = _compiled_set([re.escape(k) for k in self._keywords])
+        """Which keywords the text holds anywhere: only their rules can find anything."""
+        self._line_set: Callable[[Sequence[str]], Any] = _compiled_set
+        """Makes the RE2 set naming the keywords a line holds (for each scan, of the
+        keywords whose rules are run); tests replace it to check the fallback."""
+        self._multiline: dict[str, bool] = {}
+        self._led: dict[str, bool] = {}
+
+    def _is_led(self, rule: Rule) -> bool:
+        """Keyword-led rules (gitleaks' semi-generic ones) are tried only where a keyword
+        starts, not at every position of their lines."""
+        led = self._led.get(rule.id)
+        if led is None:
+            led = self._led[rule.id] = rule.keyword_led and all(len(k) > SHORT_KEYWORD for k in rule.keywords)
+        return led
+
+    def _is_multiline(self, rule: Rule) -> bool:
+        multiline = self._multiline.get(rule.id)
+        if multiline is None:
+            multiline = self._multiline[rule.id] = _is_multiline(rule.pattern)
+        return multiline
 
     def scan(self, strings: Sequence[str]) -> list[Span]:
         text = "\n".join(strings)
@@ -104,6 +131,33 @@ class Scanner:
             spans.append(Span(index, start - base, end - base, rule_id, secret))
         return spans
 
+    def _candidates(self, strings: Sequence[str], lowered: bytes) -> list[Rule]:
+        """The rules worth running: those holding a keyword the text holds (or none), and,
+        of these, those whose expression matches somewhere in the text (one RE2 set over
+        the text, as RE2 reads each unit: UTF-8, a lone surrogate as "?")."""
+        rules = self.rules
+        disabled = self.disabled
+        keywords = self._keywords
+        wanted: dict[str, Rule] = {}
+        for index in self._all_keywords._set.Match(lowered):
+            for rule in rules.by_keyword[keywords[index]]:
+                if rule.id not in disabled:
+                    wanted[rule.id] = rule
+        for rule in rules.unconditional:
+            if rule.id not in disabled:
+                wanted[rule.id] = rule
+        checked = [(rule, p) for rule in wanted.values() if (p := _prefilter_pattern(rule)) is not None]
+        if checked:
+            data = b"\n".join([s.encode() if s.isascii() else s.encode("utf-8", "replace") for s in strings])
+            try:
+                matched = set(_compiled_set([p for _, p in checked])._set.Match(data))
+            except re2.error:  # an expression RE2 refuses: each is run, and apply tells
+                matched = set(range(len(checked)))
+            for index, (rule, _) in enumerate(checked):
+                if index not in matched:
+                    del wanted[rule.id]
+        return list(wanted.values())
+
     def _gitleaks(
         self, text: str, strings: Sequence[str], starts: list[int], found: list[tuple[int, int, str, str]]
     ) -> None:
@@ -111,34 +165,40 @@ class Scanner:
         keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
         on a fragment holding its keyword."""
         rules = self.rules
-        disabled = self.disabled
-        units: dict[str, set[tuple[int, int]]] = {}
         # gitleaks' keywords are ASCII: every other character becomes "?", one byte for one,
         # so offsets stay those of the text, and lower-casing is ASCII's.
-        lowered = text.encode("ascii", "replace").lower()
+        lowered = b"\n".join(
+            [s.encode() if s.isascii() else s.encode("ascii", "replace") for s in strings]
+        ).lower()
+        candidates = self._candidates(strings, lowered)
+        led = sorted((r for r in candidates if self._is_led(r)), key=lambda r: r.id)
+        by_keyword: dict[str, list[Rule]] = {}
+        for rule in candidates:
+            if not self._is_led(rule):
+                for keyword in rule.keywords:
+                    by_keyword.setdefault(keyword, []).append(rule)
+        units: dict[str, set[tuple[int, int]]] = {}
 
         def string_span(pos: int) -> tuple[int, int]:
             i = bisect_right(starts, pos) - 1
             return starts[i], starts[i] + len(strings[i])
 
-        for keyword in self._short:
-            wanted = [r for r in rules.by_keyword[keyword] if r.id not in disabled]
+        long = []
+        for keyword, wanted in by_keyword.items():
+            if len(keyword) > SHORT_KEYWORD:
+                long.append(keyword)
+                continue
             needle = keyword.encode()
             pos = lowered.find(needle)
-            while wanted and pos >= 0:
+            while pos >= 0:
                 span = string_span(pos)
                 for rule in wanted:
                     units.setdefault(rule.id, set()).add(span)
                 pos = lowered.find(needle, span[1])
-        anchored: dict[
-            str, dict[tuple[int, int], list[int]]
-        ] = {}  # keyword-led rules: line -> keyword places
-        if self._any is not None:
-            by_keyword = rules.by_keyword
-            multiline = self._multiline
-            led = self._led
-            long = self._long
-            search = self._any.search
+        if long:
+            long.sort()
+            search = _alternation(long).search
+            line_set = self._line_set([re.escape(k) for k in long])
             size = len(lowered)
             pos = 0
             # a line holding a keyword: which keywords it holds, then on to the next line
@@ -148,38 +208,79 @@ class Scanner:
                     pos = size
                 line = (lowered.rfind(b"\n", 0, m.start()) + 1, pos)
                 held = lowered[line[0] : line[1]]
-                present = self._present.Match(held)
+                present = line_set.Match(held)
                 if present is None:  # RE2 gave up (its memory bound): each keyword looked for
                     present = [i for i, k in enumerate(long) if k.encode() in held]
                 for index in present:
-                    keyword = long[index]
-                    for rule in by_keyword[keyword]:
-                        if rule.id in disabled:
-                            continue
-                        if rule.id in led:
-                            places = anchored.setdefault(rule.id, {}).setdefault(line, [])
-                            needle = keyword.encode()
-                            at = lowered.find(needle, line[0], line[1])
-                            while at >= 0:
-                                places.append(at)
-                                at = lowered.find(needle, at + 1, line[1])
-                        else:
-                            units.setdefault(rule.id, set()).add(
-                                string_span(line[0]) if rule.id in multiline else line
-                            )
+                    for rule in by_keyword[long[index]]:
+                        units.setdefault(rule.id, set()).add(
+                            string_span(line[0]) if self._is_multiline(rule) else line
+                        )
         for rule in rules.unconditional:
-            if rule.id not in disabled:
+            if rule in candidates:
                 units[rule.id] = {(starts[i], starts[i] + len(s)) for i, s in enumerate(strings)}
         for rule_id in sorted(units):
             rule = rules.rules[rule_id]
-            lines = anchored.pop(rule_id, None)
-            if lines:  # a keyword-led rule also keyed by a short keyword: lines run whole
-                units[rule_id].update(lines)
             for a, b in sorted(units[rule_id]):
                 for f in rules.apply(rule, text, a, b):
                     found.append((f.start, f.end, f.rule, f.secret))
-        for rule_id in sorted(anchored):
-            rule = rules.rules[rule_id]
-            for (a, b), places in sorted(anchored[rule_id].items()):
-                for f in rules.apply(rule, text, a, b, sorted(set(places))):
+        for rule in led:
+            self._keyword_led(rule, text, lowered, found)
+
+    def _keyword_led(
+        self, rule: Rule, text: str, lowered: bytes, found: list[tuple[int, int, str, str]]
+    ) -> None:
+        """A keyword-led rule on each line holding one of its keywords, tried where each
+        of them starts; a line where the rule matches at none of these places is passed
+        over without more ado (most lines: a keyword alone is no secret)."""
+        rules = self.rules
+        try:
+            rule.regex  # noqa: B018 (compiles it)
+        except (re.error, re2.error):
+            for _ in rules.apply(rule, text, 0, 0):  # records it as skipped
+                pass
+            return
+        rest = rule.rest
+        size = len(lowered)
+        lines: list[tuple[int, int, list[int]]] = []
+        end = -1
+        for place in _places(lowered, rule.keywords):
+            if place >= end:
+                end = lowered.find(b"\n", place)
+                if end < 0:
+                    end = size
+                lines.append((lowered.rfind(b"\n", 0, place) + 1, end, [place]))
+            else:
+                lines[-1][2].append(place)
+        for a, b, places in lines:
+            if any(rest.match(text, place, b) for place in places):
+                for f in rules.apply(rule, text, a, b, places):
                     found.append((f.start, f.end, f.rule, f.secret))
+
+
+def _alternation(keywords: Sequence[str]) -> Any:
+    """An RE2 expression matching any of ``keywords``, the longest first."""
+    return re2.compile("|".join(map(re.escape, sorted(keywords, key=lambda k: (-len(k), k)))).encode())
+
+
+def _places(lowered: bytes, keywords: Sequence[str]) -> list[int]:
+    """Where each of ``keywords`` starts in ``lowered``, in order. Two may overlap, as
+    "secret" and "token" do in "secretoken": after each match, the keywords that could
+    start inside it are looked for there."""
+    inside: dict[str, list[tuple[int, bytes]]] = {}
+    for keyword in keywords:
+        for shift in range(1, len(keyword)):
+            tail = keyword[shift:]
+            for other in keywords:
+                if other.startswith(tail) or tail.startswith(other):
+                    inside.setdefault(keyword, []).append((shift, other.encode()))
+    places = []
+    extra = False
+    for m in _alternation(keywords).finditer(lowered):
+        start = m.start()
+        places.append(start)
+        for shift, other in inside.get(m.group().decode(), ()):
+            if lowered.startswith(other, start + shift):
+                places.append(start + shift)
+                extra = True
+    return sorted(set(places)) if extra else places
