@@ -19,11 +19,13 @@ order of first appearance, so the same value reads the same everywhere.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
-from ..ir import Document, Entry, Image, Node
+from ..fastload import compile_maker
+from ..ir import EMPTY, Document, Entry, Image, Node
 from .scan import Scanner, Span
 
 STRUCTURAL = frozenset(
@@ -58,6 +60,65 @@ def _scanned(cls: type) -> tuple[str, ...]:
         skip = STRUCTURAL | {"signature"} | ({"data"} if cls is Image else set())
         names = _SCANNED[cls] = tuple(n for n in cls._names if n not in skip)  # type: ignore[attr-defined]
     return names
+
+
+class _Plan:
+    """What the walk does with an IR class: the fields it scans, and whether a node of
+    it may hold something the rebuild drops (a signature, an extra mapping, an image)."""
+
+    __slots__ = ("extra", "get", "image", "signature")
+
+    def __init__(self, cls: type) -> None:
+        self.get = _getter(_scanned(cls))
+        self.signature, self.extra = _droppable(cls)
+        self.image = issubclass(cls, Image)
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of ``names`` of an object as a tuple, in one call."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        one = attrgetter(names[0])
+        return lambda node: (one(node),)
+    return lambda node: ()
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan_of(cls: type) -> _Plan:
+    plan = _PLANS[cls] = _Plan(cls)
+    return plan
+
+
+_KEEP, _SCAN, _SIGNATURE, _IMAGE_DATA, _EXTRA = range(5)
+_Fields = tuple[tuple[int, ...], Callable[[Any], tuple[Any, ...]], Callable[..., Any]]
+_FIELDS: dict[type, _Fields] = {}
+
+
+def _fields_of(cls: type) -> _Fields:
+    """What the rebuild does with each field of an IR class: keep it (the tree's ids),
+    drop it (a signature; an image's data with ``images``), rebuild an ``extra`` mapping
+    (its opaque members dropped), or scan it; the fields' values in one call; a
+    positional constructor that fills the slots directly."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        names: tuple[str, ...] = cls._names  # type: ignore[attr-defined]
+        kinds = tuple(
+            _KEEP
+            if name in STRUCTURAL
+            else _SIGNATURE
+            if name == "signature"
+            else _IMAGE_DATA
+            if name == "data" and issubclass(cls, Image)
+            else _EXTRA
+            if name == "extra"
+            else _SCAN
+            for name in names
+        )
+        fields = _FIELDS[cls] = (kinds, _getter(names), compile_maker(cls))
+    return fields
 
 
 def _droppable(cls: type) -> tuple[bool, bool]:
@@ -115,35 +176,67 @@ class Redactor:
 
     # -- pass 1: the distinct strings, in document order
     def _collect(self, value: Any) -> None:
+        """Adds the strings of ``value`` (in order, at any depth) to the distinct strings
+        and to those of the entry being collected; notes whether it holds something the
+        rebuild drops."""
+        if value is not None and value.__class__ not in _SCALARS and self._walk(value, self._seen):
+            self._drops = True
+
+    def _walk(self, value: Any, seen: list[str]) -> bool:
+        """What :meth:`_collect` does; returns whether ``value`` holds something to drop.
+        The hot loop of a redaction: a string met as a field, an item or a key is taken
+        in place rather than through a call."""
+        strings = self._strings
         cls = value.__class__
+        drops = False
         if cls is str:
-            strings = self._strings
             if value not in strings:
                 strings[value] = len(strings)
-            self._seen.append(value)
+            seen.append(value)
         elif cls is dict:
             for key, item in value.items():
-                self._collect(key)
-                if item is not None and item.__class__ not in _SCALARS:
-                    self._collect(item)
+                if key.__class__ is str:
+                    if key not in strings:
+                        strings[key] = len(strings)
+                    seen.append(key)
+                else:
+                    drops = self._walk(key, seen) or drops
+                cls = item.__class__
+                if cls is str:
+                    if item not in strings:
+                        strings[item] = len(strings)
+                    seen.append(item)
+                elif item is not None and cls not in _SCALARS:
+                    drops = self._walk(item, seen) or drops
         elif cls is list or cls is tuple:
             for item in value:
-                if item is not None and item.__class__ not in _SCALARS:
-                    self._collect(item)
+                cls = item.__class__
+                if cls is str:
+                    if item not in strings:
+                        strings[item] = len(strings)
+                    seen.append(item)
+                elif item is not None and cls not in _SCALARS:
+                    drops = self._walk(item, seen) or drops
         elif isinstance(value, Node):
-            for name in _scanned(cls):
-                item = getattr(value, name)
-                if item is not None and item.__class__ not in _SCALARS:
-                    self._collect(item)
-            if not self._drops:
-                self._drops = self._drops_from(value)
+            plan = _PLANS.get(cls) or _plan_of(cls)
+            for item in plan.get(value):
+                cls = item.__class__
+                if cls is str:
+                    if item not in strings:
+                        strings[item] = len(strings)
+                    seen.append(item)
+                elif item is not None and item is not EMPTY and cls not in _SCALARS:
+                    drops = self._walk(item, seen) or drops
+            if not drops and (plan.signature or plan.extra or plan.image):
+                drops = self._drops_from(value)
         elif isinstance(value, str):  # a str subclass
-            self._collect(str(value))
+            return self._walk(str(value), seen)
         elif isinstance(value, Mapping):
             if value:
-                self._collect(dict(value))
+                return self._walk(dict(value), seen)
         elif isinstance(value, (list, tuple)):
-            self._collect(list(value))
+            return self._walk(list(value), seen)
+        return drops
 
     def _drops_from(self, node: Node) -> bool:
         """What :meth:`_rebuild_node` drops from ``node`` whatever the scan finds."""
@@ -153,9 +246,13 @@ class Redactor:
         if self.drop_images and isinstance(node, Image) and node.data is not None:
             return True
         if extra:
-            return any(
-                isinstance(k, str) and v is not None and OPAQUE_EXTRA.search(k)
-                for k, v in node.extra.items()  # type: ignore[attr-defined]
+            items = node.extra  # type: ignore[attr-defined]
+            return (
+                items is not EMPTY
+                and bool(items)
+                and any(
+                    isinstance(k, str) and v is not None and OPAQUE_EXTRA.search(k) for k, v in items.items()
+                )
             )
         return False
 
@@ -189,24 +286,38 @@ class Redactor:
         return placeholder
 
     # -- pass 3: rebuild what changed
+    def _replace(self, value: str) -> str:
+        """The replacement of a string holding a secret, noted in the outcome."""
+        new, hits = self._replaced[value]
+        note, rules, entry = self.outcome.note, self.outcome.rules, self._entry
+        for rule, placeholder in hits:
+            note(rules, rule, entry, placeholder)
+        return new
+
     def _rebuild(self, value: Any) -> Any:
         cls = value.__class__
+        if cls is str:
+            return self._replace(value) if value in self._replaced else value
         if value is None or cls in _SCALARS:
             return value
-        if cls is str:
-            done = self._replaced.get(value)
-            if done is None:
-                return value
-            for rule, placeholder in done[1]:
-                self.outcome.note(self.outcome.rules, rule, self._entry, placeholder)
-            return done[0]
         if cls is dict:
             return self._rebuild_mapping(value, top_extra=False)
         if cls is tuple or cls is list:
-            items = [self._rebuild(item) for item in value]
-            if all(a is b for a, b in zip(items, value, strict=True)):
-                return value
-            return cls(items)
+            replaced = self._replaced
+            items = []
+            changed = False
+            for item in value:
+                kind = item.__class__
+                if kind is str:
+                    new = self._replace(item) if item in replaced else item
+                elif item is None or kind in _SCALARS:
+                    new = item
+                else:
+                    new = self._rebuild(item)
+                if new is not item:
+                    changed = True
+                items.append(new)
+            return cls(items) if changed else value
         if isinstance(value, Node):
             return self._rebuild_node(value)
         if isinstance(value, str):  # a str subclass
@@ -218,49 +329,67 @@ class Redactor:
         return value
 
     def _rebuild_mapping(self, value: Mapping[str, Any], *, top_extra: bool) -> Any:
+        if not value:
+            return value
+        replaced = self._replaced
         changed = False
         out = {}
         for key, item in value.items():
-            if top_extra and isinstance(key, str) and OPAQUE_EXTRA.search(key) and item is not None:
-                self.outcome.note(self.outcome.dropped, "signature", self._entry)
+            if key.__class__ is str:
+                if top_extra and item is not None and OPAQUE_EXTRA.search(key):
+                    self.outcome.note(self.outcome.dropped, "signature", self._entry)
+                    changed = True
+                    continue
+                new_key = self._replace(key) if key in replaced else key
+            else:
+                new_key = self._rebuild(key)
+            kind = item.__class__
+            if kind is str:
+                new_item = self._replace(item) if item in replaced else item
+            elif item is None or kind in _SCALARS:
+                new_item = item
+            else:
+                new_item = self._rebuild(item)
+            if new_key is not key or new_item is not item:
                 changed = True
-                continue
-            new_key = self._rebuild(key)
-            new_item = self._rebuild(item)
-            changed = changed or new_key is not key or new_item is not item
             out[new_key] = new_item
         return out if changed else value
 
     def _rebuild_node(self, node: Node) -> Node:
+        replaced = self._replaced
         values = []
         changed = False
-        for name in node._names:
-            old = getattr(node, name)
-            if old is None or name in STRUCTURAL or old.__class__ in _SCALARS:
+        kinds, get, make = _fields_of(node.__class__)
+        for kind, old in zip(kinds, get(node)):  # noqa: B905 (one per field)
+            cls = old.__class__
+            if old is None or old is EMPTY or cls in _SCALARS or kind == _KEEP:
                 new = old
-            elif name == "signature":
+            elif cls is str and kind == _SCAN:
+                new = self._replace(old) if old in replaced else old
+            elif kind == _SIGNATURE:
                 self.outcome.note(self.outcome.dropped, "signature", self._entry)
                 new = None
-            elif name == "data" and isinstance(node, Image):
+            elif kind == _IMAGE_DATA:
                 new = old
                 if self.drop_images:
                     self.outcome.note(self.outcome.dropped, "image", self._entry)
                     new = None
-            elif name == "extra":
+            elif kind == _EXTRA:
                 new = self._rebuild_mapping(old, top_extra=True)
             else:
                 new = self._rebuild(old)
-            changed = changed or new is not old
+            if new is not old:
+                changed = True
             values.append(new)
-        return type(node)(*values) if changed else node
+        return make(*values) if changed else node
 
     def run(self, document: Document) -> Document:
         self._collect(document.session)
         walks: list[tuple[bool, list[str]]] = []  # by entry: something to drop, its strings
+        walk = self._walk
         for entry in document.entries:
-            self._seen, self._drops = [], False
-            self._collect(entry)
-            walks.append((self._drops, self._seen))
+            seen: list[str] = []
+            walks.append((walk(entry, seen), seen))
         self._seen = []
         self._collect(document.issues)
         self._plan()
