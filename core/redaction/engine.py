@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
 from ..fastload import compile_maker
 from ..ir import EMPTY, Document, Entry, Image, Node
+from ..records import Mutable
 from .scan import Scanner, Span
 
 STRUCTURAL = frozenset(
@@ -131,21 +131,27 @@ def _droppable(cls: type) -> tuple[bool, bool]:
     return flags
 
 
-@dataclass(slots=True)
-class RuleCount:
-    count: int = 0
-    values: set[str] = field(default_factory=set)  # placeholders, never the secret
-    entries: list[str] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+class RuleCount(Mutable):
+    __slots__ = ("count", "entries", "lines", "values")
+    _fields = ("count", "values", "entries", "lines")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.values: set[str] = set()  # placeholders, never the secret
+        self.entries: list[str] = []
+        self.lines: list[int] = []
 
 
-@dataclass(slots=True)
-class Outcome:
+class Outcome(Mutable):
     """What a redaction did: by rule, how many values it replaced and where (entry ids
     and source lines); what it dropped (``signature``, ``image``)."""
 
-    rules: dict[str, RuleCount] = field(default_factory=dict)
-    dropped: dict[str, RuleCount] = field(default_factory=dict)
+    __slots__ = ("dropped", "rules")
+    _fields = ("rules", "dropped")
+
+    def __init__(self) -> None:
+        self.rules: dict[str, RuleCount] = {}
+        self.dropped: dict[str, RuleCount] = {}
 
     def note(
         self, table: dict[str, RuleCount], rule: str, entry: Entry | None, placeholder: str | None = None

@@ -25,10 +25,11 @@ import math
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import re2
+
+from ..records import Mutable
 
 SOURCE = "gitleaks.toml"
 """gitleaks' ``config/gitleaks.toml``, shipped unchanged with gitleaks' MIT licence
@@ -78,13 +79,18 @@ def shannon_entropy(data: str) -> float:
     return -sum(c / size * math.log2(c / size) for c in counts.values())
 
 
-@dataclass(slots=True)
-class Allowlist:
-    target: str  # "secret", "match" or "line"
-    patterns: tuple[str, ...]
-    stopwords: tuple[str, ...]
-    all_of: bool  # condition = "AND"
-    _regexes: tuple[re.Pattern[str], ...] | None = field(default=None, repr=False)
+class Allowlist(Mutable):
+    __slots__ = ("_regexes", "all_of", "patterns", "stopwords", "target")
+    _fields = ("target", "patterns", "stopwords", "all_of")
+
+    def __init__(
+        self, target: str, patterns: tuple[str, ...], stopwords: tuple[str, ...], all_of: bool
+    ) -> None:
+        self.target = target  # "secret", "match" or "line"
+        self.patterns = patterns
+        self.stopwords = stopwords
+        self.all_of = all_of  # condition = "AND"
+        self._regexes: tuple[re.Pattern[str], ...] | None = None
 
     @property
     def regexes(self) -> tuple[re.Pattern[str], ...]:
@@ -114,19 +120,43 @@ Match = Any
 """A match of ``re`` or of ``re2`` (the same methods)."""
 
 
-@dataclass(slots=True)
-class Rule:
-    id: str
-    description: str
-    pattern: str  # as gitleaks writes it (RE2)
-    keywords: tuple[str, ...]
-    entropy: float
-    secret_group: int
-    raw_allowlists: tuple[dict[str, Any], ...]
-    _allowlists: tuple[Allowlist, ...] | None = field(default=None, repr=False)
-    _regex: Any = field(default=None, repr=False)
-    _split: tuple[re.Pattern[str], re.Pattern[str], int] | None = field(default=None, repr=False)
-    _led: bool | None = field(default=None, repr=False)
+class Rule(Mutable):
+    __slots__ = (
+        "_allowlists",
+        "_led",
+        "_regex",
+        "_split",
+        "description",
+        "entropy",
+        "id",
+        "keywords",
+        "pattern",
+        "raw_allowlists",
+        "secret_group",
+    )
+    _fields = ("id", "description", "pattern", "keywords", "entropy", "secret_group", "raw_allowlists")
+
+    def __init__(
+        self,
+        id: str,
+        description: str,
+        pattern: str,
+        keywords: tuple[str, ...],
+        entropy: float,
+        secret_group: int,
+        raw_allowlists: tuple[dict[str, Any], ...],
+    ) -> None:
+        self.id = id
+        self.description = description
+        self.pattern = pattern  # as gitleaks writes it (RE2)
+        self.keywords = keywords
+        self.entropy = entropy
+        self.secret_group = secret_group
+        self.raw_allowlists = raw_allowlists
+        self._allowlists: tuple[Allowlist, ...] | None = None
+        self._regex: Any = None
+        self._split: tuple[re.Pattern[str], re.Pattern[str], int] | None = None
+        self._led: bool | None = None
 
     @property
     def allowlists(self) -> tuple[Allowlist, ...]:
@@ -212,8 +242,7 @@ class Rule:
             yield start, m, 0
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     rule: str
     start: int
     end: int
