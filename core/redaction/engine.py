@@ -48,6 +48,8 @@ OPAQUE_EXTRA = re.compile(r"(?i)signature|encrypted")
 
 
 _SCALARS = frozenset({int, float, bool})
+_INERT = frozenset({int, float, bool, type(None), frozenset, set})
+"""What the walk passes over: numbers, and sets (of member names, in an entry's origin)."""
 _SCANNED: dict[type, tuple[str, ...]] = {}
 _DROPPABLE: dict[type, tuple[bool, bool]] = {}
 
@@ -119,6 +121,11 @@ def _fields_of(cls: type) -> _Fields:
         )
         fields = _FIELDS[cls] = (kinds, _getter(names), compile_maker(cls))
     return fields
+
+
+def _opaque(extra: Mapping[str, Any]) -> bool:
+    """Whether an ``extra`` mapping holds a signature or encrypted member (dropped)."""
+    return any(isinstance(k, str) and v is not None and OPAQUE_EXTRA.search(k) for k, v in extra.items())
 
 
 def _droppable(cls: type) -> tuple[bool, bool]:
@@ -212,7 +219,7 @@ class Redactor:
                     if item not in strings:
                         strings[item] = len(strings)
                     seen.append(item)
-                elif item is not None and cls not in _SCALARS:
+                elif cls not in _INERT:
                     drops = self._walk(item, seen) or drops
         elif cls is list or cls is tuple:
             for item in value:
@@ -221,7 +228,7 @@ class Redactor:
                     if item not in strings:
                         strings[item] = len(strings)
                     seen.append(item)
-                elif item is not None and cls not in _SCALARS:
+                elif cls not in _INERT:
                     drops = self._walk(item, seen) or drops
         elif isinstance(value, Node):
             plan = _PLANS.get(cls) or _plan_of(cls)
@@ -231,10 +238,16 @@ class Redactor:
                     if item not in strings:
                         strings[item] = len(strings)
                     seen.append(item)
-                elif item is not None and item is not EMPTY and cls not in _SCALARS:
+                elif cls not in _INERT and item is not EMPTY:
                     drops = self._walk(item, seen) or drops
-            if not drops and (plan.signature or plan.extra or plan.image):
-                drops = self._drops_from(value)
+            # what the rebuild drops whatever the scan finds: a signature, an image's data
+            # (with images), an opaque member of extra
+            drops = (
+                drops
+                or (plan.signature and value.signature is not None)  # type: ignore[attr-defined]
+                or (plan.image and self.drop_images and value.data is not None)  # type: ignore[attr-defined]
+                or (plan.extra and value.extra is not EMPTY and _opaque(value.extra))  # type: ignore[attr-defined]
+            )
         elif isinstance(value, str):  # a str subclass
             return self._walk(str(value), seen)
         elif isinstance(value, Mapping):
@@ -243,24 +256,6 @@ class Redactor:
         elif isinstance(value, (list, tuple)):
             return self._walk(list(value), seen)
         return drops
-
-    def _drops_from(self, node: Node) -> bool:
-        """What :meth:`_rebuild_node` drops from ``node`` whatever the scan finds."""
-        signature, extra = _droppable(node.__class__)
-        if signature and node.signature is not None:  # type: ignore[attr-defined]
-            return True
-        if self.drop_images and isinstance(node, Image) and node.data is not None:
-            return True
-        if extra:
-            items = node.extra  # type: ignore[attr-defined]
-            return (
-                items is not EMPTY
-                and bool(items)
-                and any(
-                    isinstance(k, str) and v is not None and OPAQUE_EXTRA.search(k) for k, v in items.items()
-                )
-            )
-        return False
 
     # -- pass 2: one scan, a replacement for each string holding a secret
     def _plan(self) -> None:
