@@ -1,6 +1,6 @@
 """piconv's speed where users are, measured end to end as a user runs it.
 
-    python bench/run.py [--runs 7] [--only startup,formats,read,export,large] [--python PY]
+    python bench/run.py [--runs 7] [--only startup,formats,read,export,large,redact] [--python PY]
 
 Every figure is a whole ``piconv`` process. A ratio comes from paired runs (A, B, A, B, ...)
 taken one pair at a time and is the median of the pairs' ratios, so a machine whose speed
@@ -23,6 +23,11 @@ drifts during the run still gives a fair figure.
   memory against the input size (goal for asf, written as it is read: within 2x), and,
   with ``--baseline PY``, the same command under another installation's interpreter
   (e.g. an older piconv) paired with this one.
+
+- **redact**: what ``--redact`` costs: each format on the two sessions of **formats**,
+  ``piconv FILE --to FMT --redact`` paired with the same command without ``--redact``, the
+  ratio taken on CPU time (user + system of the child; at least 9 pairs), since the cost
+  is work, not waiting (goal: at most 1.5, issue 17).
 
 ``--python`` runs piconv as ``PY -m piconv`` (default: this interpreter). Results are
 printed as tables and appended to bench/results.jsonl. Inputs are written under
@@ -76,14 +81,19 @@ def run_once(cmd: Sequence[str], before: object = None) -> tuple[float, float, f
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def paired(a: Sequence[str], b: Sequence[str], runs: int, before_b: object = None) -> dict[str, float]:
-    """A and B in turn, after one warm-up each; medians and the median pair ratio A/B."""
+def paired(
+    a: Sequence[str], b: Sequence[str], runs: int, before_b: object = None, *, cpu: bool = False
+) -> dict[str, float]:
+    """A and B in turn, after one warm-up each; medians and the median pair ratio A/B, of
+    wall time or (``cpu``) of the child's user + system time."""
     run_once(a)
     run_once(b, before_b)
     walls_a, walls_b, ratios, peaks = [], [], [], []
     for _ in range(runs):
-        wa, _ca, pa = run_once(a)
-        wb, _cb, _pb = run_once(b, before_b)
+        wa, ca, pa = run_once(a)
+        wb, cb, _pb = run_once(b, before_b)
+        if cpu:
+            wa, wb = ca, cb
         walls_a.append(wa)
         walls_b.append(wb)
         ratios.append(wa / wb)
@@ -149,6 +159,37 @@ def formats(python: str, runs: int, out: Path) -> list[dict[str, object]]:
                     "floor_ms": round(m["b_s"] * 1000, 1),
                     "goal": f"<= {GOAL[fmt]}",
                     "ok": m["ratio"] <= GOAL[fmt],
+                }
+            )
+    return rows
+
+
+REDACT_GOAL = 1.5
+
+
+def redact(python: str, runs: int, out: Path) -> list[dict[str, object]]:
+    files = [
+        shared_dir() / "corpus" / "pi" / "badlogic__pi-mono__before-compaction.jsonl",
+        generated(2.5, "generated-2.5mb.jsonl"),
+    ]
+    rows = []
+    for source in files:
+        for fmt, ext in FORMATS.items():
+            plain = piconv(python, str(source), "--to", fmt, "-o", str(out / f"plain{ext}"), "-q")
+            redacted = piconv(
+                python, str(source), "--to", fmt, "--redact", "-o", str(out / f"redacted{ext}"), "-q"
+            )
+            m = paired(redacted, plain, max(runs, 9), cpu=True)
+            rows.append(
+                {
+                    "what": f"{source.name} --to {fmt} --redact",
+                    "value": round(m["ratio"], 2),
+                    "unit": "x without --redact (cpu)",
+                    "spread": f"{m['ratio_min']:.2f}-{m['ratio_max']:.2f}",
+                    "redact_cpu_ms": round(m["a_s"] * 1000, 1),
+                    "plain_cpu_ms": round(m["b_s"] * 1000, 1),
+                    "goal": f"<= {REDACT_GOAL}",
+                    "ok": m["ratio"] <= REDACT_GOAL,
                 }
             )
     return rows
@@ -266,7 +307,7 @@ def show(title: str, rows: list[dict[str, object]]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--only", default="startup,formats,read,export,large")
+    parser.add_argument("--only", default="startup,formats,read,export,large,redact")
     parser.add_argument("--python", default=sys.executable, help="the interpreter piconv is installed for")
     parser.add_argument("--baseline", help="with large: another installation's interpreter to pair against")
     parser.add_argument("--no-record", action="store_true")
@@ -279,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "read": lambda: read(args.python, args.runs, out),
         "export": lambda: export(args.python, args.runs, out),
         "large": lambda: large(args.python, max(1, args.runs // 3), out, args.baseline),
+        "redact": lambda: redact(args.python, args.runs, out),
     }
     print(machine())
     for name in args.only.split(","):
