@@ -404,3 +404,49 @@ def test_the_scanner_looks_for_each_keyword_when_the_re2_set_gives_up() -> None:
     scanner = Scanner(gitleaks.load(), [], frozenset())
     scanner._line_set = lambda patterns: GivesUp()
     assert {(s.string, s.start, s.end, s.rule) for s in scanner.scan(strings)} == expected
+
+
+def test_the_prefilter_lets_through_a_secret_at_either_end_of_a_string_or_a_line() -> None:
+    # the prefilter reads the whole text with ^ and $ at each line: a rule whose match
+    # needs the end of its unit (a string or a line) must still run there
+    from piconv.redaction.scan import Scanner
+
+    lines = PAYLOAD.split("\n")
+    strings = [
+        *lines,
+        *(line + "\n" for line in lines),
+        *("\n" + line for line in lines),
+        *(secret for secret in SECRETS.values()),
+        "\n".join(SECRETS.values()),
+        "vault s.Xk9Qw2Lp7Zr4Tn8Vb3Mc6Hd1\ns.Xk9Qw2Lp7Zr4Tn8Vb3Mc6Hd2",
+        "\u00e9 " + SECRETS["jwt"] + "\n\ud800" + SECRETS["sendgrid-api-token"],
+    ]
+    found = {
+        (s.string, s.start, s.end, s.rule) for s in Scanner(gitleaks.load(), [], frozenset()).scan(strings)
+    }
+    assert found == _reference_spans(strings)
+    assert {rule for *_, rule in found} >= {"jwt", "sendgrid-api-token", "vault-service-token", "github-pat"}
+
+
+def test_keyword_places_include_overlapping_keywords() -> None:
+    import random
+
+    from piconv.redaction.scan import _places
+
+    keywords = ("access", "api", "auth", "key", "secret", "token", "creds", "keyey")
+    assert _places(b"a secretoken, apikeyey", keywords) == [2, 7, 14, 17]
+    rng = random.Random(3)
+    for _ in range(500):
+        text = "".join(rng.choice("acdeiknoprstuwy.-") for _ in range(rng.randint(0, 40))).encode()
+        chosen = rng.sample(keywords, rng.randint(1, len(keywords)))
+        expected = sorted({i for k in chosen for i in range(len(text)) if text.startswith(k.encode(), i)})
+        assert _places(text, chosen) == expected
+
+
+def test_the_fingerprint_hash_is_hashlibs_sha256() -> None:
+    import hashlib
+
+    from piconv.redaction.api import _sha256
+
+    for data in (b"", b"gitleaks v8\npiconv-rules 1", "\u00e9\ud800".encode("utf-8", "surrogatepass")):
+        assert _sha256()(data).hexdigest() == hashlib.sha256(data).hexdigest()
