@@ -129,15 +129,18 @@ class Scanner:
             spans.append(Span(index, start - base, end - base, rule_id, secret))
         return spans
 
-    def _candidates(self, strings: Sequence[str], lowered: bytes) -> list[Rule]:
+    def _candidates(
+        self, strings: Sequence[str], ascii_bytes: list[bytes | None], lowered: bytes
+    ) -> list[Rule]:
         """The rules worth running: those holding a keyword the text holds (or none), and,
         of these, those whose expression matches somewhere in the text (one RE2 set over
-        the text, as RE2 reads each unit: UTF-8, a lone surrogate as "?")."""
+        the text, as RE2 reads each unit: UTF-8, a lone surrogate as "?"). ``ascii_bytes``: each
+        string's bytes when it is ASCII."""
         rules = self.rules
         disabled = self.disabled
         keywords = self._keywords
         wanted: dict[str, Rule] = {}
-        for index in self._all_keywords._set.Match(lowered):
+        for index in self._all_keywords.Match(lowered) or ():
             for rule in rules.by_keyword[keywords[index]]:
                 if rule.id not in disabled:
                     wanted[rule.id] = rule
@@ -146,9 +149,11 @@ class Scanner:
                 wanted[rule.id] = rule
         checked = [(rule, p) for rule in wanted.values() if (p := _prefilter_pattern(rule)) is not None]
         if checked:
-            data = b"\n".join([s.encode() if s.isascii() else s.encode("utf-8", "replace") for s in strings])
+            data = b"\n".join(
+                [b if b is not None else s.encode("utf-8", "replace") for s, b in zip(strings, ascii_bytes)]  # noqa: B905
+            )
             try:
-                matched = set(_compiled_set([p for _, p in checked])._set.Match(data))
+                matched = set(_compiled_set([p for _, p in checked]).Match(data) or ())
             except re2.error:  # an expression RE2 refuses: each is run, and apply tells
                 matched = set(range(len(checked)))
             for index, (rule, _) in enumerate(checked):
@@ -165,10 +170,11 @@ class Scanner:
         rules = self.rules
         # gitleaks' keywords are ASCII: every other character becomes "?", one byte for one,
         # so offsets stay those of the text, and lower-casing is ASCII's.
+        ascii_bytes = [s.encode() if s.isascii() else None for s in strings]
         lowered = b"\n".join(
-            [s.encode() if s.isascii() else s.encode("ascii", "replace") for s in strings]
+            [b if b is not None else s.encode("ascii", "replace") for s, b in zip(strings, ascii_bytes)]  # noqa: B905
         ).lower()
-        candidates = self._candidates(strings, lowered)
+        candidates = self._candidates(strings, ascii_bytes, lowered)
         led = sorted((r for r in candidates if self._is_led(r)), key=lambda r: r.id)
         by_keyword: dict[str, list[Rule]] = {}
         for rule in candidates:
@@ -238,22 +244,28 @@ class Scanner:
             for _ in rules.apply(rule, text, 0, 0):  # records it as skipped
                 pass
             return
-        rest = rule.rest
+        match = rule.rest.match
         size = len(lowered)
-        lines: list[tuple[int, int, list[int]]] = []
+        # by line, the places where the rule matches: the others can find nothing, so
+        # the rule run on the line with these alone finds what it finds with them all
+        lines: list[tuple[int, list[int]]] = []
         end = -1
+        places: list[int] | None = None
         for place in _places(lowered, rule.keywords):
             if place >= end:
                 end = lowered.find(b"\n", place)
                 if end < 0:
                     end = size
-                lines.append((lowered.rfind(b"\n", 0, place) + 1, end, [place]))
-            else:
-                lines[-1][2].append(place)
-        for a, b, places in lines:
-            if any(rest.match(text, place, b) for place in places):
-                for f in rules.apply(rule, text, a, b, places):
-                    found.append((f.start, f.end, f.rule, f.secret))
+                places = None
+            if match(text, place, end) is not None:
+                if places is None:
+                    places = []
+                    lines.append((end, places))
+                places.append(place)
+        for end, places in lines:
+            start = lowered.rfind(b"\n", 0, places[0]) + 1
+            for f in rules.apply(rule, text, start, end, places):
+                found.append((f.start, f.end, f.rule, f.secret))
 
 
 def _alternation(keywords: Sequence[str]) -> Any:
