@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -179,7 +180,7 @@ class Redactor:
         self.scanner = scanner
         self.drop_images = drop_images
         self.outcome = Outcome()
-        self._strings: dict[str, int] = {}
+        self._strings: dict[str, None] = {}  # the distinct strings, in document order
         self._replaced: dict[str, tuple[str, list[tuple[str, str | None]]]] = {}
         self._placeholders: dict[str, str] = {}
         self._numbers: dict[str, int] = {}
@@ -192,32 +193,29 @@ class Redactor:
         """Adds the strings of ``value`` (in order, at any depth) to the distinct strings
         and to those of the entry being collected; notes whether it holds something the
         rebuild drops."""
-        if value is not None and value.__class__ not in _SCALARS and self._walk(value, self._seen):
-            self._drops = True
+        if value is not None and value.__class__ not in _SCALARS:
+            seen: list[str] = []
+            if self._walk(value, seen):
+                self._drops = True
+            self._seen += seen
+            self._strings.update(dict.fromkeys(seen))
 
     def _walk(self, value: Any, seen: list[str]) -> bool:
-        """What :meth:`_collect` does; returns whether ``value`` holds something to drop.
-        The hot loop of a redaction: a string met as a field, an item or a key is taken
-        in place rather than through a call."""
-        strings = self._strings
+        """Appends the strings of ``value`` to ``seen``, in order; returns whether
+        ``value`` holds something to drop. The hot loop of a redaction: a string met as a
+        field, an item or a key is taken in place rather than through a call."""
         cls = value.__class__
         drops = False
         if cls is str:
-            if value not in strings:
-                strings[value] = len(strings)
             seen.append(value)
         elif cls is dict:
             for key, item in value.items():
                 if key.__class__ is str:
-                    if key not in strings:
-                        strings[key] = len(strings)
                     seen.append(key)
                 else:
                     drops = self._walk(key, seen) or drops
                 cls = item.__class__
                 if cls is str:
-                    if item not in strings:
-                        strings[item] = len(strings)
                     seen.append(item)
                 elif cls not in _INERT:
                     drops = self._walk(item, seen) or drops
@@ -225,8 +223,6 @@ class Redactor:
             for item in value:
                 cls = item.__class__
                 if cls is str:
-                    if item not in strings:
-                        strings[item] = len(strings)
                     seen.append(item)
                 elif cls not in _INERT:
                     drops = self._walk(item, seen) or drops
@@ -235,8 +231,6 @@ class Redactor:
             for item in plan.get(value):
                 cls = item.__class__
                 if cls is str:
-                    if item not in strings:
-                        strings[item] = len(strings)
                     seen.append(item)
                 elif cls not in _INERT and item is not EMPTY:
                     drops = self._walk(item, seen) or drops
@@ -391,6 +385,7 @@ class Redactor:
         for entry in document.entries:
             seen: list[str] = []
             walks.append((walk(entry, seen), seen))
+        self._strings.update(dict.fromkeys(chain.from_iterable(seen for _, seen in walks)))
         self._seen = []
         self._collect(document.issues)
         self._plan()
