@@ -167,8 +167,9 @@ class Rule(Mutable):
 
     @property
     def regex(self) -> Any:
-        """The compiled expression: RE2's, or ``re``'s for a :attr:`keyword_led` rule
-        (raises ``re2.error`` or ``re.error``)."""
+        """The compiled expression: RE2's; for a :attr:`keyword_led` rule ``re``'s, without
+        its lazy lead, which :meth:`finditer` matches by hand (raises ``re2.error`` or
+        ``re.error``)."""
         if self._regex is None:
             if not self.keyword_led:
                 self._regex = re2.compile(self.pattern)
@@ -178,7 +179,7 @@ class Rule(Mutable):
             assert lead is not None
             flags, chars, most, rest = lead.groups()
             self._split = (re.compile(flags + rest), re.compile(flags + chars), int(most))
-            self._regex = re.compile(pattern)
+            self._regex = self._split[0]
         return self._regex
 
     @property
