@@ -450,3 +450,38 @@ def test_the_fingerprint_hash_is_hashlibs_sha256() -> None:
 
     for data in (b"", b"gitleaks v8\npiconv-rules 1", "\u00e9\ud800".encode("utf-8", "surrogatepass")):
         assert _sha256()(data).hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_every_occurrence_in_an_entry_is_replaced_however_often_it_recurs() -> None:
+    # the rebuild stops walking an entry once it has replaced as many strings as the entry
+    # holds: a string met again later (in another field, a key, a nested value) still counts
+    from conftest import session_bytes
+
+    token = SECRETS["github-pat"]
+    data = session_bytes(
+        {
+            "type": "message",
+            "id": "a",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": token},
+                    {
+                        "type": "toolCall",
+                        "id": "c1",
+                        "name": "bash",
+                        "arguments": {"command": token, token: [token, {"k": token}]},
+                    },
+                    {"type": "text", "text": "after " + token},
+                ],
+                "usage": {"input": 1, "output": 2},
+                "stopReason": "toolUse",
+                "timestamp": 1,
+            },
+        },
+    )
+    result = piconv.redact(piconv.load(data))
+    assert token not in repr(result.document.entries)
+    assert result.to_json()["rules"]["github-pat"]["count"] == 6

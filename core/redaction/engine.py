@@ -185,6 +185,7 @@ class Redactor:
         self._placeholders: dict[str, str] = {}
         self._numbers: dict[str, int] = {}
         self._entry: Entry | None = None
+        self._left = -1  # strings still to replace in the entry being rebuilt (-1: not counted)
         self._seen: list[str] = []  # the strings of the entry being collected, repeats included
         self._drops = False  # the entry being collected holds something the rebuild drops
 
@@ -284,6 +285,7 @@ class Redactor:
     def _replace(self, value: str) -> str:
         """The replacement of a string holding a secret, noted in the outcome."""
         new, hits = self._replaced[value]
+        self._left -= 1
         note, rules, entry = self.outcome.note, self.outcome.rules, self._entry
         for rule, placeholder in hits:
             note(rules, rule, entry, placeholder)
@@ -301,7 +303,10 @@ class Redactor:
             replaced = self._replaced
             items = []
             changed = False
-            for item in value:
+            for index, item in enumerate(value):
+                if self._left == 0:  # nothing more to replace in this entry
+                    items.extend(value[index:])
+                    break
                 kind = item.__class__
                 if kind is str:
                     new = self._replace(item) if item in replaced else item
@@ -329,7 +334,14 @@ class Redactor:
         replaced = self._replaced
         changed = False
         out = {}
-        for key, item in value.items():
+        pairs = iter(value.items())
+        for key, item in pairs:
+            if self._left == 0:  # nothing more to replace in this entry
+                if not changed:
+                    return value
+                out[key] = item
+                out.update(pairs)
+                break
             if key.__class__ is str:
                 if top_extra and item is not None and OPAQUE_EXTRA.search(key):
                     self.outcome.note(self.outcome.dropped, "signature", self._entry)
@@ -355,7 +367,14 @@ class Redactor:
         values = []
         changed = False
         kinds, get, make = _fields_of(node.__class__)
-        for kind, old in zip(kinds, get(node)):  # noqa: B905 (one per field)
+        olds = get(node)
+        for index, kind in enumerate(kinds):
+            if self._left == 0:  # nothing more to replace in this entry
+                if not changed:
+                    return node
+                values.extend(olds[index:])
+                break
+            old = olds[index]
             cls = old.__class__
             if old is None or old is EMPTY or cls in _SCALARS or kind == _KEEP:
                 new = old
@@ -397,7 +416,12 @@ class Redactor:
                 entries.append(entry)
                 continue
             self._entry = entry
+            # the walk meets the strings in the order they were collected: once it has
+            # replaced as many as the entry holds, the rest of the entry is kept as it is
+            # (unless something is to be dropped)
+            self._left = -1 if drops else sum(1 for s in seen if s in replaced)
             entries.append(self._rebuild(entry))
+            self._left = -1
         self._entry = None
         issues = self._rebuild(document.issues)
         return Document(
