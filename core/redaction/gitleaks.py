@@ -53,44 +53,6 @@ _POSIX = {
 _LAZY_LEAD = re.compile(r"^((?:\(\?[imsx]+\))?)(\[[^\]]+\])\{0,(\d+)\}\?(.*)$", re.S)
 """A pattern opening with a lazy bounded run of one character class."""
 _LATE_GLOBAL_FLAG = re.compile(r"(?<!^)\(\?([imsx]+)\)")
-_ASSIGNMENT = r"""(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)"""
-"""What follows the keywords in gitleaks' semi-generic rules: a few name characters, quotes
-or spaces, then an assignment (``=``, ``:``, ``=>``, ``||``, ``,`` ...)."""
-OPERATOR_STARTS = "=>:|?,"
-"""The characters an assignment of :data:`_ASSIGNMENT` starts with."""
-
-
-def _group_end(pattern: str, start: int) -> int:
-    """Where the group opening at ``pattern[start]`` closes (-1: it does not), escapes and
-    character classes skipped; with ``start`` -1, whether an ``|`` stands outside every
-    group (1) or not (-1)."""
-    depth = 0
-    i = max(start, 0)
-    in_class = False
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            if char == "]":
-                in_class = False
-        elif char == "[":
-            in_class = True
-            if pattern[i + 1 : i + 2] == "^":
-                i += 1
-            if pattern[i + 1 : i + 2] == "]":
-                i += 1
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0 and start >= 0:
-                return i
-        elif char == "|" and depth == 0 and start < 0:
-            return 1
-        i += 1
-    return -1
 
 
 def to_python(pattern: str) -> str:
@@ -227,29 +189,6 @@ class Rule(Mutable):
         self.regex  # noqa: B018 (compiles it)
         assert self._split is not None
         return self._split[0]
-
-    @property
-    def reach(self) -> int | None:
-        """For a :attr:`keyword_led` rule of gitleaks' usual shape (its keywords, then
-        :data:`_ASSIGNMENT`, no other alternative): how far past the end of a keyword its
-        assignment may start at most (one of :data:`OPERATOR_STARTS`), so that a place
-        without one so near cannot start a match. ``None``: no such bound."""
-        if not self.keyword_led or any(c in k for k in self.keywords for c in OPERATOR_STARTS):
-            return None
-        lead = _LAZY_LEAD.match(to_python(self.pattern))
-        assert lead is not None
-        flags, rest = lead.group(1), lead.group(4)
-        if "x" in flags or not rest.startswith("(?:") or _group_end(rest, -1) > 0:
-            return None  # verbose, or not led by a group, or another alternative to the whole
-        end = _group_end(rest, 0)
-        if end < 0 or not rest.startswith(_ASSIGNMENT, end + 1):
-            return None
-        from re import _parser  # type: ignore[attr-defined]
-
-        widest = _parser.parse(flags + rest[: end + 1]).getwidth()[1]
-        if widest >= _parser.MAXREPEAT:
-            return None
-        return widest + 20 + 3 - min(len(k) for k in self.keywords)
 
     @property
     def keyword_led(self) -> bool:

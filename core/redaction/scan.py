@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import re2
 
-from .gitleaks import OPERATOR_STARTS, Rule, RuleSet
+from .gitleaks import Rule, RuleSet
 
 
 class Span(NamedTuple):
@@ -251,7 +251,7 @@ class Scanner:
         lines: list[tuple[int, list[int]]] = []
         end = -1
         places: list[int] | None = None
-        for place in _places(lowered, rule.keywords, rule.reach):
+        for place in _places(lowered, rule.keywords):
             if place >= end:
                 end = lowered.find(b"\n", place)
                 if end < 0:
@@ -268,20 +268,16 @@ class Scanner:
                 found.append((f.start, f.end, f.rule, f.secret))
 
 
-def _alternation(keywords: Sequence[str], then: str = "") -> Any:
-    """An RE2 expression matching any of ``keywords``, the longest first, and ``then``."""
-    alternation = "|".join(map(re.escape, sorted(keywords, key=lambda k: (-len(k), k))))
-    return re2.compile(f"(?:{alternation}){then}".encode())
+def _alternation(keywords: Sequence[str]) -> Any:
+    """An RE2 expression matching any of ``keywords``, the longest first."""
+    return re2.compile("|".join(map(re.escape, sorted(keywords, key=lambda k: (-len(k), k)))).encode())
 
 
-def _places(lowered: bytes, keywords: Sequence[str], reach: int | None = None) -> list[int]:
+def _places(lowered: bytes, keywords: Sequence[str]) -> list[int]:
     """Where each of ``keywords`` starts in ``lowered``, in order; two may overlap, as
     "secret" and "token" do in "secretoken", so each search starts one past the last
-    place. With ``reach`` (:attr:`Rule.reach`), only the places followed, on their line
-    and within ``reach`` characters of the keyword's end, by a character an assignment
-    starts with: RE2 passes over the others (most of them) rather than Python."""
-    then = "" if reach is None else f"[^\\n]{{0,{reach}}}[{re.escape(OPERATOR_STARTS)}]"
-    expression = _alternation(keywords, then)
+    place."""
+    expression = _alternation(keywords)
     regexp = getattr(expression, "_regexp", None)
     anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
     places = []
