@@ -178,8 +178,16 @@ def run() -> None:
     sys.exit(code)
 
 
+def _say(line: str) -> None:
+    """One line on stderr; what a file name or a session put in it cannot drive the
+    terminal (control characters are written as escapes)."""
+    from .bulk.shown import shown
+
+    print(shown(line), file=sys.stderr)
+
+
 def _show_warning(message: Any, category: type[Warning], *rest: Any, **kw: Any) -> None:
-    print(f"piconv: warning: {message}", file=sys.stderr)
+    _say(f"piconv: warning: {message}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -199,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PiconvError as exc:
         if debug:
             raise
-        print(f"piconv: error: {exc}", file=sys.stderr)
+        _say(f"piconv: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
         print("piconv: interrupted", file=sys.stderr)
@@ -212,10 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         from .errors import INTERNAL_ERROR
 
-        print(
-            f"piconv: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-            file=sys.stderr,
-        )
+        _say(f"piconv: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return INTERNAL_ERROR
 
 
@@ -331,5 +336,5 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
 
             write_file(ns.report, data, inputs=[] if ns.input == "-" else [ns.input])
     if not ns.quiet:
-        print(f"piconv: {report.summary()}", file=sys.stderr)
+        _say(f"piconv: {report.summary()}")
     return 0
