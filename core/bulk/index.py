@@ -274,9 +274,11 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 
 
 def _md(s: object) -> str:
-    """Text for a table cell: one line, every character with Markdown meaning escaped."""
+    """Text for a table cell: one line, every character with Markdown meaning escaped;
+    ``<`` as ``&lt;``, since a GFM autolink before it (``http://x\\<b>``) would take the
+    backslash and leave the tag."""
     text = _FORBIDDEN.sub("\ufffd", " ".join(str(s).split()))
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\\<", "&lt;")
 
 
 def render_markdown(projects: dict[str, list[dict[str, Any]]]) -> str:
