@@ -135,3 +135,22 @@ def test_indented_code_is_inert_for_a_renderer_that_reads_it_as_a_table(text: st
     audit.feed(MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(body))
     assert audit.bad == []
     assert _gfm(markdown_text) == []
+
+
+# A fence opened in a list item or quote by the last text of the document ran to the end
+# of the file: nothing after it closed the container, and the checker refused the output
+# (exit 5), so such a session could not be converted to Markdown at all.
+@pytest.mark.parametrize("text", ["* ```", "> * ```", "- a\n- ```\n  code", "1. > ~~~~\n   > x", "  - ```"])
+def test_a_fence_left_open_in_a_container_at_the_end_is_closed(text: str) -> None:
+    out = io.BytesIO()
+    data = session_bytes(
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": text},
+        }
+    )
+    piconv.convert(piconv.load(data), "markdown", out)
+    assert_valid(out.getvalue().decode())

@@ -329,6 +329,27 @@ def _code_lines(tokens: list[Any], lines: list[str]) -> bytearray:
     return code
 
 
+# A fence's opening line: the container prefix (quote markers, list markers,
+# indentation; group 1), then the fence.
+_CONTAINED_FENCE = re.compile(r"([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*)(?:`{3,}|~{3,})")
+_LIST_MARKER = re.compile(r"[-*+]|\d{1,9}[.)]")
+
+
+def _close_in_container(tok: Any, lines: list[str]) -> str:
+    """The line closing a fence that a list item or quote leaves open at the end of the
+    text, or "" when it is closed. Nothing after the text closes the container when the
+    text is the document's last, so the fence would run to the end of the file: the
+    line is the opener's container prefix (list markers as spaces, quote markers kept)
+    and the fence."""
+    if tok.map[1] - tok.map[0] - 1 != tok.content.count("\n"):
+        return ""  # opener, content and a closing line: closed
+    opener = _CONTAINED_FENCE.match(lines[tok.map[0]])
+    if opener is None:
+        return ""
+    prefix = _LIST_MARKER.sub(lambda m: " " * len(m.group()), opener.group(1))
+    return prefix + tok.markup
+
+
 def _is_closing_fence(line: str, marker: str) -> bool:
     stripped = line.rstrip(" \t").lstrip(" ")
     indent = len(line) - len(line.lstrip(" "))
@@ -487,6 +508,8 @@ def _markdown_with_code(text: str, shift: int) -> str:
     setext: list[tuple[int, int, int]] = []  # (first line, end line, level)
     for tok in tokens:
         if tok.level != 0:
+            if tok.type == "fence" and tok.map[1] >= len(lines) and not close_fence:
+                close_fence = _close_in_container(tok, lines)
             continue
         if tok.type == "heading":
             ln = tok.map[0]
