@@ -140,7 +140,11 @@ def _main_parser() -> UsageParser:
         help="for a directory input: a session not converted within this time fails (bulk:timeout) "
         "and the run goes on (default 900; 0: no limit)",
     )
-    bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
+    bulk.add_argument(
+        "--force",
+        action="store_true",
+        help="reconvert every session, even those up to date, and replace files at output places that piconv did not write",
+    )
     bulk.add_argument(
         "--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run"
     )
