@@ -240,8 +240,8 @@ def convert(
     opts["validate"] = validate
     doc = document if isinstance(document, Document) else None
     inputs = [] if doc is not None or not isinstance(document, (str, os.PathLike)) else [os.fspath(document)]
-    if doc is not None and doc.session.source_path:
-        inputs.append(doc.session.source_path)
+    if doc is not None:
+        inputs.extend(p for p in (doc.input_path, doc.session.source_path) if p)
     streamable = doc is None and converter.write_stream is not None and _rereadable(document) and not filters
     if streamable:  # a session read entry by entry is a pi session: other inputs are read whole
         from . import pireader

@@ -140,7 +140,11 @@ def _main_parser() -> UsageParser:
         help="for a directory input: a session not converted within this time fails (bulk:timeout) "
         "and the run goes on (default 900; 0: no limit)",
     )
-    bulk.add_argument("--force", action="store_true", help="reconvert every session, even those up to date")
+    bulk.add_argument(
+        "--force",
+        action="store_true",
+        help="reconvert every session, even those up to date, and replace files at output places that piconv did not write",
+    )
     bulk.add_argument(
         "--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run"
     )
@@ -178,8 +182,16 @@ def run() -> None:
     sys.exit(code)
 
 
+def _say(line: str) -> None:
+    """One line on stderr; what a file name or a session put in it cannot drive the
+    terminal (control characters are written as escapes)."""
+    from .bulk.shown import shown
+
+    print(shown(line), file=sys.stderr)
+
+
 def _show_warning(message: Any, category: type[Warning], *rest: Any, **kw: Any) -> None:
-    print(f"piconv: warning: {message}", file=sys.stderr)
+    _say(f"piconv: warning: {message}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -199,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PiconvError as exc:
         if debug:
             raise
-        print(f"piconv: error: {exc}", file=sys.stderr)
+        _say(f"piconv: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
         print("piconv: interrupted", file=sys.stderr)
@@ -212,10 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         from .errors import INTERNAL_ERROR
 
-        print(
-            f"piconv: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)",
-            file=sys.stderr,
-        )
+        _say(f"piconv: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return INTERNAL_ERROR
 
 
@@ -331,5 +340,5 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
 
             write_file(ns.report, data, inputs=[] if ns.input == "-" else [ns.input])
     if not ns.quiet:
-        print(f"piconv: {report.summary()}", file=sys.stderr)
+        _say(f"piconv: {report.summary()}")
     return 0

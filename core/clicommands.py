@@ -179,9 +179,11 @@ def _validate(ns: argparse.Namespace) -> int:
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=ns.file) from None
     errors = conv.check(data)
+    from .bulk.shown import shown
+
     for err in errors:
-        print(f"{ns.file}: {err}", file=sys.stderr)
+        print(shown(f"{ns.file}: {err}"), file=sys.stderr)
     if errors:
         raise ValidationFailed(f"{len(errors)} problems: not a valid {conv.name} file", path=ns.file)
-    print(f"{ns.file}: valid {conv.name}")
+    print(shown(f"{ns.file}: valid {conv.name}"))
     return 0

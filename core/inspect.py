@@ -124,10 +124,14 @@ def summarize(doc: Document) -> dict[str, Any]:
 
 
 def render_text(info: dict[str, Any]) -> str:
+    """The summary for a terminal: one row per fact, whatever the session's strings
+    hold (their control characters and line breaks are written as escapes)."""
+    from .bulk.shown import shown
+
     lines = []
 
     def row(label: str, value: Any) -> None:
-        lines.append(f"{label + ':':<16}{value}")
+        lines.append(f"{label + ':':<16}{shown(str(value))}")
 
     row("file", info["file"] or "-")
     if "reader" in info:
@@ -164,5 +168,5 @@ def render_text(info: dict[str, Any]) -> str:
     if info["problems"]:
         lines.append("problems:")
         for p in info["problems"]:
-            lines.append(f"  line {p['line']}: [{p['code']}] {p['message']}")
+            lines.append(shown(f"  line {p['line']}: [{p['code']}] {p['message']}"))
     return "\n".join(lines) + "\n"

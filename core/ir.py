@@ -584,6 +584,10 @@ class Document:
     issues: tuple[Issue, ...] = ()
     lines_read: int = 0
     context_builder: ContextBuilder | None = field(default=None, repr=False, compare=False)
+    # Where the file was read, when a filter changed ``session.source_path`` (redaction
+    # writes ``~`` for the home directory): what still keeps an output off its input.
+    # No format writes it.
+    input_path: str | None = field(default=None, repr=False, compare=False)
     _index: dict[str, Entry] = field(default_factory=dict, repr=False, compare=False)
     _children: dict[str | None, list[str]] = field(default_factory=dict, repr=False, compare=False)
 

@@ -115,7 +115,12 @@ def _reject_constant(name: str) -> Any:
 
 def _parse_int(text: str) -> int | float:
     # orjson, like a JavaScript number, cannot hold an integer outside 64 bits and gives a
-    # float; the fallback parser must give the same value for the same text.
+    # float; the fallback parser must give the same value for the same text. Past 20
+    # characters the text is read as a float directly: the same correctly rounded value,
+    # infinity beyond the double range (as JavaScript reads it, and as ``1e400`` is read)
+    # where float(int) would raise, and no limit on the digits of an int.
+    if len(text) > 20:
+        return float(text)
     n = int(text)
     return n if -(2**63) <= n < 2**64 else float(n)
 

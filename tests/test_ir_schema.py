@@ -64,7 +64,8 @@ def test_the_schema_names_exactly_the_fields_the_dataclasses_have() -> None:
         assert tag <= tags and len(tag) <= 1, (cls.__name__, tag)
         assert props - tag == names, cls.__name__
     document = {f.name for f in dataclasses.fields(ir.Document) if not f.name.startswith("_")} - {
-        "context_builder"
+        "context_builder",
+        "input_path",  # where the file was read: kept for output safety, never written
     }
     assert set(_schema()["properties"]) == document | {"piconv_ir", "context"}
     assert typing.get_args(ir.Body) and len(defs["body"]["allOf"]) == len(typing.get_args(ir.Body))

@@ -40,13 +40,19 @@ def test_lines_after_a_fence_in_a_container_are_escaped(text: str, line: str) ->
         "- ```\n  <b>\n  ```\n",  # closed in the list: the closing line is the fence's
         "> ```\n> <b>\n> ```\n",
         "- ```\n  <b>\n",  # left open to the end
-        "    <b> indented\n\n- ```\n  x\n  ```",
     ],
 )
 def test_code_stays_byte_for_byte(text: str) -> None:
     out = escape.markdown(text, 2)
     assert "<b>" in out and "\\<b>" not in out, out
     assert "<b>" not in re.sub(r"<pre><code>.*?</code></pre>", "", _html(out), flags=re.S)
+
+
+def test_indented_code_gets_the_escapes_of_text() -> None:
+    """Renderers disagree on indented code (markdown-it's table rule), so it is escaped
+    as in text without fences: a visible backslash, never live HTML."""
+    out = escape.markdown("    <b> indented\n\n- ```\n  x\n  ```", 2)
+    assert out.split("\n")[0] == "    \\<b> indented", out
 
 
 def test_a_setext_heading_after_a_definition_keeps_the_definition_out() -> None:

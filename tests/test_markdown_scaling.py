@@ -117,4 +117,5 @@ def test_huge_text_is_code_only_beyond_the_limit(size: int) -> None:
     as_code = "text-as-code" in report.losses
     assert as_code == (len(doc.entries[0].message.content) > HUGE_TEXT_CHARS)  # type: ignore[union-attr]
     assert (b", <b>tags" in out.getvalue()) is as_code  # as Markdown, the tag is escaped
-    assert (b", \\<b>tags" in out.getvalue()) is not as_code
+    # (written &lt; rather than \<: the line holds a URL, see escape._AUTOLINK)
+    assert (b", &lt;b>tags" in out.getvalue()) is not as_code

@@ -105,10 +105,17 @@ def one_line(text: str, limit: int = 0) -> str:
 
 def inline(text: str, limit: int = 0) -> str:
     """Plain text for a heading, note or link text (never at the start of a line): one
-    line, with every character that means something inside a line backslash-escaped."""
+    line, with every character that means something inside a line backslash-escaped
+    (a ``<`` as ``&lt;`` where an autolink could reach it, see :data:`_AUTOLINK`)."""
     text = one_line(text, limit)
     # (a search first: a substitution with a template calls back into Python every time)
-    return _PUNCT.sub(r"\\\1", text) if _PUNCT.search(text) else text
+    if not _PUNCT.search(text):
+        return text
+    out = _PUNCT.sub(r"\\\1", text)
+    if "<" in text and _AUTOLINK.search(text):
+        # Every backslash of the text is doubled above, so each "\<" is one we wrote.
+        out = out.replace("\\<", "&lt;")
+    return out
 
 
 def code_span(text: str, limit: int = 0) -> str:
@@ -146,6 +153,14 @@ def summary_text(text: str, limit: int = 160) -> str:
 # followed by a real tag.
 _EVEN_BS = r"(?<!\\)((?:\\\\)*)"
 _HTML_START = re.compile(_EVEN_BS + r"<(?=[A-Za-z/!?])")
+# The same ``<``, or one the author escaped with a backslash of their own (group 2).
+_HTML_START_ANY = re.compile(_EVEN_BS + r"(\\?)<(?=[A-Za-z/!?])")
+# What starts a GFM extended autolink (``www.``, ``http://``, ``https://``, ``ftp://``).
+# Such a link runs to the next space or ``<``, a backslash included, so after one
+# ``\<b ...>`` is the link's backslash and raw HTML: a ``<`` on a line holding one of
+# these is written as the character reference ``&lt;``, which reads the same and which
+# no link can take apart. Other lines keep the backslash.
+_AUTOLINK = re.compile(r"(?i)://|www\.")
 # ``](`` opens an inline link or image destination; kept only for http(s) targets.
 _LINK_DEST = re.compile(_EVEN_BS + r"\]\((?![ \t]*https?://)", re.IGNORECASE)
 # ``]:`` is a link reference definition; kept only for http(s) targets.
@@ -163,10 +178,29 @@ _SETEXT_CANDIDATE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
 _FENCE_ANYWHERE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(?:`{3,}|~{3,})", re.MULTILINE)
 
 
-def _escape_inline(segment: str) -> str:
-    """The inline rules on text known to hold no code span."""
+def _after_autolink(match: re.Match[str]) -> str:
+    """A ``<`` (and an author's backslash before it) as ``&lt;`` when its line holds
+    the start of an autolink before it, else as before."""
+    text, at = match.string, match.start()
+    if _AUTOLINK.search(text, text.rfind("\n", 0, at) + 1, at):
+        return match.group(1) + "&lt;"
+    return match.group(0) if match.group(2) else match.group(1) + "\\<"
+
+
+def _escape_inline(segment: str, autolink: bool | None = None) -> str:
+    """The inline rules on text known to hold no code span. ``autolink``: whether the
+    line the segment belongs to holds the start of an autolink (None: look at the
+    segment's own lines)."""
     if "<" in segment:
-        segment = _HTML_START.sub(r"\1\\<", segment)
+        if autolink is None:
+            if _AUTOLINK.search(segment):
+                segment = _HTML_START_ANY.sub(_after_autolink, segment)
+            else:
+                segment = _HTML_START.sub(r"\1\\<", segment)
+        elif autolink:
+            segment = _HTML_START_ANY.sub(r"\1&lt;", segment)
+        else:
+            segment = _HTML_START.sub(r"\1\\<", segment)
     if "](" in segment:
         segment = _LINK_DEST.sub(r"\1]\\(", segment)
     if "]:" in segment:
@@ -187,6 +221,8 @@ def _escape_line(line: str) -> tuple[str, bool]:
         return _escape_inline(line), False
     if "|" in line:
         return _escape_inline(line), True
+    # An autolink runs over code spans too: the whole line decides.
+    autolink = "<" in line and _AUTOLINK.search(line) is not None
     out: list[str] = []
     start = 0  # beginning of the pending non-code segment
     i = 0
@@ -221,10 +257,10 @@ def _escape_line(line: str) -> tuple[str, bool]:
             dangling = True
             i = j  # unmatched on this line: literal here (see the docstring)
             continue
-        out.append(_escape_inline(line[start:i]))
+        out.append(_escape_inline(line[start:i], autolink))
         out.append(line[i:close])
         start = i = close
-    out.append(_escape_inline(line[start:]))
+    out.append(_escape_inline(line[start:], autolink))
     return "".join(out), dangling
 
 
@@ -266,18 +302,24 @@ _UNDERLINE = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 
 
 def _code_lines(tokens: list[Any], lines: list[str]) -> bytearray:
-    """1 for each line that belongs to a code block. A fence left open in a container
-    ends where the container does, and the parser then counts the line that closed the
-    container as the fence's last: that line is the fence's only if it could close it
-    (container markers, then the fence's character) and starts no block of its own."""
+    """1 for each line that belongs to a fenced code block. A fence left open in a
+    container ends where the container does, and the parser then counts the line that
+    closed the container as the fence's last: that line is the fence's only if it could
+    close it (container markers, then the fence's character) and starts no block of its
+    own.
+
+    Indented code is not left alone: renderers disagree on it (markdown-it's table rule
+    reads ``*     <b>|`` above ``-|-`` as a table row, cmark as a list item holding code),
+    so its lines get the escapes of text, as in text without fences (a stray backslash
+    where no renderer needed one)."""
     count = len(lines)
     code = bytearray(count)
     starts = {tok.map[0] for tok in tokens}
     for tok in tokens:
-        if tok.type in ("fence", "code_block"):
+        if tok.type == "fence":
             first, end = tok.map
             content = tok.content
-            if tok.type == "fence" and end - 1 > first + content.count("\n") and end - 1 < count:
+            if end - 1 > first + content.count("\n") and end - 1 < count:
                 last = lines[end - 1].lstrip(" \t>")
                 run = len(last) - len(last.lstrip(tok.markup[0]))
                 if end - 1 in starts or run < len(tok.markup) or last[run:].strip(" \t"):
@@ -285,6 +327,27 @@ def _code_lines(tokens: list[Any], lines: list[str]) -> bytearray:
             for ln in range(first, min(end, count)):
                 code[ln] = 1
     return code
+
+
+# A fence's opening line: the container prefix (quote markers, list markers,
+# indentation; group 1), then the fence.
+_CONTAINED_FENCE = re.compile(r"([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*)(?:`{3,}|~{3,})")
+_LIST_MARKER = re.compile(r"[-*+]|\d{1,9}[.)]")
+
+
+def _close_in_container(tok: Any, lines: list[str]) -> str:
+    """The line closing a fence that a list item or quote leaves open at the end of the
+    text, or "" when it is closed. Nothing after the text closes the container when the
+    text is the document's last, so the fence would run to the end of the file: the
+    line is the opener's container prefix (list markers as spaces, quote markers kept)
+    and the fence."""
+    if tok.map[1] - tok.map[0] - 1 != tok.content.count("\n"):
+        return ""  # opener, content and a closing line: closed
+    opener = _CONTAINED_FENCE.match(lines[tok.map[0]])
+    if opener is None:
+        return ""
+    prefix = _LIST_MARKER.sub(lambda m: " " * len(m.group()), opener.group(1))
+    return prefix + tok.markup
 
 
 def _is_closing_fence(line: str, marker: str) -> bool:
@@ -445,6 +508,8 @@ def _markdown_with_code(text: str, shift: int) -> str:
     setext: list[tuple[int, int, int]] = []  # (first line, end line, level)
     for tok in tokens:
         if tok.level != 0:
+            if tok.type == "fence" and tok.map[1] >= len(lines) and not close_fence:
+                close_fence = _close_in_container(tok, lines)
             continue
         if tok.type == "heading":
             ln = tok.map[0]

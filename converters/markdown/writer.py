@@ -43,6 +43,8 @@ from .tree import Segment, branch_titles, segments
 
 FLUSH_CHARS = 1 << 20
 """Blocks are joined and written in pieces of about this many characters."""
+# The pieces emit joins are a little over FLUSH_CHARS: each is encoded whole, in one C call.
+_WHOLE_CHARS = 4 * FLUSH_CHARS
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -421,23 +423,32 @@ def emit(
 
 
 def _write(out: IO[bytes], report: Report, text: str, sink: Callable[[str], None] | None = None) -> None:
-    if len(text) > FLUSH_CHARS:
-        # A large piece (one huge block) is encoded a slice at a time: its bytes are never
-        # all in memory beside the text. (Slices of a str encode independently.)
-        if _SURROGATE.search(text):
-            report.add("surrogates-replaced", count=len(_SURROGATE.findall(text)))
-            text = _SURROGATE.sub("\ufffd", text)
-        for start in range(0, len(text), FLUSH_CHARS):
-            out.write(text[start : start + FLUSH_CHARS].encode("utf-8"))
-    else:
+    if len(text) <= _WHOLE_CHARS:
         try:
-            data = text.encode("utf-8")
+            out.write(text.encode("utf-8"))
         except UnicodeEncodeError:
-            count = len(_SURROGATE.findall(text))
-            report.add("surrogates-replaced", count=count)
-            text = _SURROGATE.sub("\ufffd", text)
-            data = text.encode("utf-8")
-        out.write(data)
-        del data
+            text = _replaced(report, text)
+            out.write(text.encode("utf-8"))
+    else:
+        # A huge block is encoded a slice at a time: its bytes are never all in memory
+        # beside the text. (Slices of a str encode independently.)
+        clean = True
+        for start in range(0, len(text), FLUSH_CHARS):
+            piece = text[start : start + FLUSH_CHARS]
+            try:
+                data = piece.encode("utf-8")
+            except UnicodeEncodeError:
+                clean = False
+                data = _SURROGATE.sub("\ufffd", piece).encode("utf-8")
+            out.write(data)
+            del data, piece
+        if not clean:
+            text = _replaced(report, text)
     if sink is not None:
-        sink(text)
+        sink(text)  # the text itself: slices of it would be copies for the checker to hold
+
+
+def _replaced(report: Report, text: str) -> str:
+    """``text`` with its lone surrogates (which UTF-8 cannot encode) made U+FFFD, counted."""
+    report.add("surrogates-replaced", count=len(_SURROGATE.findall(text)))
+    return _SURROGATE.sub("\ufffd", text)

@@ -62,6 +62,13 @@ class UnsafePath(ValueError):
     code = "bulk:unsafe-path"
 
 
+class NotOurs(UnsafePath):
+    """A file is where an output would go, piconv's manifest does not record it as an
+    output, and it holds other bytes than piconv would write there: someone else's."""
+
+    code = "bulk:output-exists"
+
+
 class OutputInInput(UnsafePath):
     """A derived output path lies in the input tree (OUTDIR around the input): writing
     it could replace an input, and a later run would take it for one."""

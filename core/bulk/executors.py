@@ -19,9 +19,6 @@ from typing import Any
 
 from .worker import Task, run_task
 
-RECYCLE_AFTER = 50
-"""Tasks a pool worker runs before it is replaced by a fresh process."""
-
 
 def default_jobs() -> int:
     try:
@@ -46,6 +43,19 @@ def run_inline(tasks: Iterable[Task]) -> Iterator[dict[str, Any]]:
         yield run_task(task)
 
 
+def pool_context() -> multiprocessing.context.BaseContext:
+    """How pool workers are started."""
+    # A worker forked from this process starts with everything already imported (a
+    # worker that imports piconv and its converters afresh costs about a quarter of a
+    # second of CPU). Forking a process that runs threads (an embedding application, a
+    # Dask client) can deadlock the child, so then the forkserver starts the workers.
+    # Workers are not recycled: converting the same session again and again in one
+    # process leaves its peak memory where the first conversion put it (docs/bulk.md).
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    return multiprocessing.get_context()
+
+
 def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
     """A process pool of ``jobs`` workers. A worker that dies (killed, out of memory)
     breaks the pool: the tasks it took down are reported failed, and the next run
@@ -53,22 +63,10 @@ def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    # Workers are recycled after RECYCLE_AFTER tasks: memory a converter's C library
-    # never gives back (cmarkgfm's, see docs/performance.md) then cannot pile up over a
-    # corpus, and a process's peak stays bounded by the sessions it holds, not the run.
-    # Recycling needs a start method other than fork; forkserver also avoids forking a
-    # process that runs threads (an embedding application, a Dask client).
-    kwargs: dict[str, Any] = {}
-    if sys.platform.startswith("linux") and sys.version_info >= (3, 11):
-        context = multiprocessing.get_context("forkserver")
-        kwargs["max_tasks_per_child"] = RECYCLE_AFTER
-    elif sys.platform.startswith("linux") and threading.active_count() == 1:
-        context = multiprocessing.get_context("fork")
-    else:
-        context = multiprocessing.get_context()
+    context = pool_context()
 
     def new_pool() -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=jobs, mp_context=context, **kwargs)
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
 
     pool = new_pool()
     pending: dict[Any, Task] = {}

@@ -118,9 +118,25 @@ def _totals(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def write_index(fmt: str, records: Iterable[dict[str, Any]], outdir: str) -> str:
+_HTML_MARK = b'<meta name="generator" content="piconv">'
+
+
+def _ours(fmt: str, existing: bytes) -> bool:
+    """Whether an index file is one piconv wrote: an index file without piconv's first
+    bytes is someone else's, and is not written over."""
+    if fmt == "html":
+        return _HTML_MARK in existing[:4096]
+    return existing.startswith(b"# pi sessions\n\n")
+
+
+class NotOurIndex(Exception):
+    """The index's place holds a file piconv did not write."""
+
+
+def write_index(fmt: str, records: Iterable[dict[str, Any]], outdir: str, replace_any: bool = False) -> str:
     """Write the index for ``fmt``; returns its path. Rewritten only when its bytes
-    change, so a rerun with nothing new leaves it (and its mtime) alone."""
+    change, so a rerun with nothing new leaves it (and its mtime) alone. A file there
+    that piconv did not write raises :class:`NotOurIndex` (unless ``replace_any``)."""
     projects = _rows(records, fmt, outdir)
     if fmt == "html":
         archive = os.path.isfile(os.path.join(outdir, "archive.db"))
@@ -130,10 +146,15 @@ def write_index(fmt: str, records: Iterable[dict[str, Any]], outdir: str) -> str
     path = os.path.join(outdir, name)
     try:
         with open(path, "rb") as fh:
-            if fh.read() == data:
-                return path
-    except OSError:
-        pass
+            existing = fh.read()
+    except FileNotFoundError:
+        existing = None
+    except OSError:  # a directory, a device, a link to nothing...: not piconv's
+        existing = b""
+    if existing == data:
+        return path
+    if existing is not None and not replace_any and not _ours(fmt, existing):
+        raise NotOurIndex(f"{path}: not written by piconv; left as it is (move it away, or use --force)")
     write_atomic(path, data, outdir)
     return path
 
@@ -274,14 +295,20 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
 
 
 def _md(s: object) -> str:
-    """Text for a table cell: one line, every character with Markdown meaning escaped."""
+    """Text for a table cell: one line, every character with Markdown meaning escaped;
+    ``<`` as ``&lt;``, since a GFM autolink before it (``http://x\\<b>``) would take the
+    backslash and leave the tag."""
     text = _FORBIDDEN.sub("\ufffd", " ".join(str(s).split()))
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\\<", "&lt;")
 
 
 def render_markdown(projects: dict[str, list[dict[str, Any]]]) -> str:
     everything = _totals(r for rows in projects.values() for r in rows)
-    out = ["# pi sessions\n", "\n", f"{_summary(everything)} in {len(projects):,} projects. Times are UTC.\n"]
+    out = [
+        "# pi sessions\n",
+        "\n",
+        f"{_summary(everything)} in {len(projects):,} projects. Times are UTC.\n",
+    ]
     for project, rows in projects.items():
         cwd = next((r["cwd"] for r in rows if r["cwd"]), None)
         out.append(f"\n## {_md(project)}\n\n")

@@ -238,7 +238,7 @@ def run_bulk(
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
             summary.archives = close_stores(stores, real_out)
             try:
-                summary.indexes = _write_indexes(manifest, fmts, real_out)
+                summary.indexes = _write_indexes(manifest, fmts, real_out, force, summary.notes)
             except OSError as exc:
                 summary.fatal = summary.fatal or f"{real_out}: cannot write the index: {exc.strerror or exc}"
         finally:
@@ -355,9 +355,22 @@ def _plan(
             src.open_rel or src.rel,
             timeout or None,
             filters,
+            _recorded(manifest.get(src.rel)),
+            force,
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe
+
+
+def _recorded(rec: dict[str, Any] | None) -> frozenset[str]:
+    """The output paths a manifest record names: what piconv wrote for that input."""
+    paths: set[str] = set()
+    for out in ((rec or {}).get("outputs") or {}).values():
+        if isinstance(out, dict):
+            for rel in [out.get("path"), *(out.get("leaves") or ())]:
+                if isinstance(rel, str):
+                    paths.add(rel)
+    return frozenset(paths)
 
 
 def _claim_names(
@@ -471,11 +484,16 @@ def _record(
     manifest.append(record)
 
 
-def _write_indexes(manifest: Manifest, fmts: list[_Format], outdir: str) -> list[str]:
-    from .index import INDEXED_FORMATS, write_index
+def _write_indexes(
+    manifest: Manifest, fmts: list[_Format], outdir: str, force: bool, notes: list[str]
+) -> list[str]:
+    from .index import INDEXED_FORMATS, NotOurIndex, write_index
 
     written = []
     for fmt in fmts:
         if fmt.name in INDEXED_FORMATS:
-            written.append(write_index(fmt.name, manifest.records.values(), outdir))
+            try:
+                written.append(write_index(fmt.name, manifest.records.values(), outdir, force))
+            except NotOurIndex as exc:
+                notes.append(str(exc))
     return written

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 controls, DEL, the line and paragraph separators, and lone surrogates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# C0 and C1 controls, DEL, the line and paragraph separators, the bidirectional
+# embeddings, overrides and isolates (which make a name read backwards: "gpj.exe"), and
+# lone surrogates.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..output import TEMP_NAME, commit, discard, temporary
-from .discover import NotASession, UnsafePath, input_guard, leaf_rel, open_session, safe_join
+from .discover import NotASession, NotOurs, UnsafePath, input_guard, leaf_rel, open_session, safe_join
 from .timelimit import TimedOut, time_limit
 
 LEGACY_TMP = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}\.piconv-tmp$")
@@ -66,6 +66,11 @@ class Task:
     """Seconds this task may take (:mod:`.timelimit`); None: no limit."""
     filters: tuple[tuple[str, Any], ...] = ()
     """Filters (``(name, options)``) applied to the session before any format."""
+    ours: frozenset[str] = frozenset()
+    """Output paths (below OUTDIR) the manifest records as this input's: replaced freely.
+    Any other file already at an output's place is someone else's (:func:`claim`)."""
+    overwrite: bool = False
+    """``--force``: replace what is at an output's place whoever wrote it."""
 
 
 class _NamedBytes(io.BytesIO):
@@ -158,6 +163,8 @@ def _run(task: Task, result: dict[str, Any]) -> None:
                 buffer = io.BytesIO()
                 options = {**spec.options, "output_path": final, "leaf": leaf}
                 api.convert(doc, spec.name, buffer, options, validate=task.validate)
+                if not task.overwrite and rel_out not in task.ours:
+                    claim(final, rel_out, buffer.getbuffer())
                 write_atomic(final, buffer.getbuffer(), task.outdir, guard)
                 del buffer
             if len(targets) != 1 or targets[0][0] != spec.rel_out:
@@ -186,6 +193,24 @@ def _open_input(task: Task) -> io.BufferedReader:
     if task.root:
         return open_session(task.root, task.open_rel or task.rel)  # type: ignore[return-value]
     return open(task.path, "rb")
+
+
+def claim(final: str, rel_out: str, data: bytes | memoryview) -> None:
+    """Raise :class:`NotOurs` unless an output with ``data`` may take the place ``final``,
+    which the manifest does not record as piconv's: it must be free, or hold exactly
+    ``data`` (what a run stopped before its manifest line was written left there)."""
+    try:
+        info = os.lstat(final)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_size == len(data):
+        with open(final, "rb") as fh:
+            if fh.read() == data:
+                return
+    raise NotOurs(
+        f"{rel_out} is already in the output directory and piconv did not write it: "
+        "left as it is (move it away, or use --force to replace it)"
+    )
 
 
 def write_atomic(final: str, data: bytes | memoryview, outdir: str, guard: str | None = None) -> None:

@@ -1,7 +1,7 @@
 """Redacting a document: every string of the IR, found by walking it generically.
 
-The walk knows no field by name but these: the ids that hold the tree together and the
-input file's path (:data:`STRUCTURAL`, never changed), ``signature`` fields and the
+The walk knows no field by name but these: the ids that hold the tree together
+(:data:`STRUCTURAL`, never changed), ``signature`` fields and the
 signature or encrypted members of an ``extra`` (opaque provider data whose content cannot
 be checked: dropped), and ``Image.data`` (base64 pixels: not text; dropped with
 ``images``). Every other string, at any depth, in typed fields, ``extra`` mappings, tool
@@ -39,11 +39,12 @@ STRUCTURAL = frozenset(
         "first_kept_id",
         "leaf_id",
         "entry_id",
-        "source_path",
     }
 )
-"""Fields holding ids of the tree, and where the session file is on this machine (what
-keeps an output off its input; no format writes it): never scanned, never changed."""
+"""Fields holding ids of the tree: never scanned, never changed. The session file's path
+is scanned like any string (the IR dump and the archive write it, and it holds the home
+directory); the document keeps the path it was read from as ``input_path``, which keeps
+an output off its input."""
 OPAQUE_EXTRA = re.compile(r"(?i)signature|encrypted")
 """Members of an ``extra`` mapping that carry opaque provider data."""
 
@@ -431,4 +432,5 @@ class Redactor:
             issues=issues,
             lines_read=document.lines_read,
             context_builder=document.context_builder,
+            input_path=document.input_path or document.session.source_path,
         )

@@ -1,0 +1,120 @@
+"""A directory run never writes over a file in OUTDIR that piconv did not write.
+
+What piconv wrote is what its manifest records (and, for an index, what carries piconv's
+own first bytes). Anything else at an output's place is left as it is and the session
+fails with ``bulk:output-exists``, unless ``--force`` asks to replace it; a file holding
+exactly the bytes piconv would write there (left by a run stopped before its manifest
+line) is taken as it is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from piconv.bulk import run_bulk
+from piconv.cli import main
+from test_bulk import conversation, make_tree, records
+
+NOTES = b"my precious notes\n"
+
+
+def test_a_file_piconv_did_not_write_is_left_and_its_session_fails_alone(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    mine = out / "--work-a--" / "2026-01-01_s1.html"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(NOTES)
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["html"], quiet=True)
+
+    assert mine.read_bytes() == NOTES
+    assert summary.failed == 1 and summary.converted == 2
+    (failure,) = summary.failures
+    assert failure["code"] == "bulk:output-exists" and "--force" in failure["message"]
+    assert "html" not in (records(out)["--work-a--/2026-01-01_s1.jsonl"].get("outputs") or {})
+    assert (out / "--work-b--" / "2026-01-03_s3.html").is_file()
+
+
+def test_force_replaces_it(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    mine = out / "--work-a--" / "2026-01-01_s1.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(NOTES)
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True, force=True)
+
+    assert summary.failed == 0
+    assert mine.read_bytes() != NOTES and mine.read_bytes().startswith(b"---\n")
+
+
+def test_an_output_piconv_wrote_is_replaced_when_its_session_changes(tmp_path: Path) -> None:
+    files = make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True)
+    first = (out / "--work-a--" / "2026-01-01_s1.md").read_bytes()
+    rel = "--work-a--/2026-01-01_s1.jsonl"
+    (tmp_path / "in" / rel).write_bytes(files[rel].replace(b"fix the bug", b"fix another bug"))
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True)
+
+    assert summary.failed == 0 and summary.converted == 1
+    again = (out / "--work-a--" / "2026-01-01_s1.md").read_bytes()
+    assert again != first and b"another bug" in again
+
+
+def test_outputs_a_stopped_run_left_unrecorded_are_taken_as_they_are(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    run_bulk(str(tmp_path / "in"), str(out), ["asf"], quiet=True)
+    (out / ".piconv-manifest.jsonl").unlink()  # the manifest lines never reached the disk
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["asf"], quiet=True)
+
+    assert summary.failed == 0 and summary.converted == 3
+
+
+def test_a_run_into_a_folder_of_other_sessions_replaces_none_of_them(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    (sessions / "sub").mkdir(parents=True)
+    theirs = conversation("other", "a session of its own")
+    (sessions / "a.jsonl").write_bytes(theirs)
+    (sessions / "sub" / "a.jsonl").write_bytes(conversation("sub", "the one converted"))
+
+    code = main([str(sessions / "sub"), "--to", "pi", "-o", str(sessions), "--quiet"])
+
+    assert code != 0
+    assert (sessions / "a.jsonl").read_bytes() == theirs
+
+
+def test_an_index_piconv_did_not_write_is_left_with_a_note(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "index.html").write_bytes(NOTES)
+    (out / "index.md").write_bytes(NOTES)
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["html", "markdown"], quiet=True)
+
+    assert (out / "index.html").read_bytes() == NOTES
+    assert (out / "index.md").read_bytes() == NOTES
+    assert summary.converted == 3 and sum("not written by piconv" in n for n in summary.notes) == 2
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["html", "markdown"], quiet=True, force=True)
+    assert (out / "index.html").read_bytes().startswith(b"<!DOCTYPE html>")
+    assert (out / "index.md").read_bytes().startswith(b"# pi sessions\n\n")
+
+
+def test_piconvs_own_index_is_rewritten_as_the_archive_grows(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    run_bulk(str(tmp_path / "in"), str(out), ["html", "markdown"], quiet=True)
+    (tmp_path / "in" / "--work-b--" / "s4.jsonl").write_bytes(
+        conversation("s4", "a fourth session", cwd="/work/b")
+    )
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["html", "markdown"], quiet=True)
+
+    assert summary.notes == [] and summary.converted == 1
+    assert b"a fourth session" in (out / "index.md").read_bytes()
+    assert b"a fourth session" in (out / "index.html").read_bytes()
