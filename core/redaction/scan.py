@@ -3,10 +3,13 @@
 The strings of a session are joined into one text, one string per line block, so each
 rule runs where it can match rather than once per string:
 
-- one RE2 pass (google-re2) over the lower-cased text finds the lines holding one of
-  gitleaks' keywords, and an RE2 set of the keywords tells which each of them holds; a
-  rule then runs only on the lines holding one of its keywords, as gitleaks runs a rule
-  only on a fragment holding its keyword;
+- an RE2 set (google-re2) of gitleaks' keywords over the lower-cased text names the
+  keywords it holds; of the rules keyed by those, an RE2 set of their expressions over the
+  text (``^`` and ``$`` at each line) names those that match anywhere. Only these run, on
+  the lines (or strings) holding one of their keywords, as gitleaks runs a rule only on a
+  fragment holding its keyword: on a real session, one or two rules of 221;
+- a semi-generic rule is tried at each place where one of its keywords starts, and a
+  line is run only where it matches at one of them;
 - piconv's own rules (:mod:`piconv.redaction.rules`) are a handful of expressions, each run
   once over the text.
 
