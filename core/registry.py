@@ -80,7 +80,13 @@ class ArchiveStore(Protocol):
 
 
 class Archive(Protocol):
-    """What a format needs for a directory run to write it as one file (see docs/plugins.md)."""
+    """What a format needs for a directory run to write it as one file (see docs/plugins.md).
+
+    Optional: ``put(path, key, document, options, report, sha256, links)`` puts one session
+    into the archive at ``path`` from the worker process itself, atomically, waiting while
+    another process writes (the local executor calls it; without it, or on Dask, the
+    payload goes to the parent's store); ``release()`` closes what ``put`` keeps open in
+    this process."""
 
     file_name: str
     """The archive's name at the top of the output directory."""

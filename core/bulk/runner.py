@@ -2,7 +2,8 @@
 
 This is the library entry point (:func:`run_bulk`); the command line is a thin layer
 over it (:mod:`piconv.bulk.cli`). The parent process alone touches the manifest and the
-index; workers only read their session and write its outputs.
+index; workers only read their session and write its outputs (an archive's share of them
+included, on this machine: see :mod:`.archive`).
 """
 
 from __future__ import annotations
