@@ -76,7 +76,11 @@ class ArchiveStore(Protocol):
         a format name to the session's output of that format, relative to the archive."""
 
     def close(self) -> Mapping[str, bytes]:
-        """Finish; returns files to write beside the archive (name -> bytes)."""
+        """Finish; returns files to write beside the archive (name -> bytes).
+
+        Optional: ``idle()``, called once the run has read :meth:`keys` and before any task
+        runs: close what a process forked from this one must not inherit (an open database);
+        ``add`` and ``close`` may open it again."""
 
 
 class Archive(Protocol):

@@ -462,3 +462,17 @@ def test_dask_workers_send_their_rows_to_the_process_that_writes(tmp_path: Path)
     assert _rows_of(out / "archive.db")[0] == 2
     hits = ARCHIVE.search(str(out), "wrapper")
     assert hits and all(hit["link"] for hit in hits)
+
+
+def test_the_parent_holds_no_connection_while_the_workers_write(tmp_path: Path) -> None:
+    path, outside = tmp_path / "archive.db", tmp_path / "outside"
+    store = ARCHIVE.open(str(path))
+    store.idle()  # the run's pool may be forked from here: no open database to inherit
+    assert store.store._conn is None
+    assert not os.path.exists(str(path) + "-wal")  # the last connection gone, the log folded in
+    assert store.keys() == {}  # opened again when needed
+    store.idle()
+    os.symlink(outside, str(path) + "-wal")  # planted meanwhile: never written through
+    with pytest.raises(OSError, match="not written through"):
+        store.close()
+    assert not outside.exists()

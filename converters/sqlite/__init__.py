@@ -182,10 +182,16 @@ class ArchiveStore:
         self.store: Store = Store(path)
         self.path = path
         self.notes = self.store.notes
-        self.conn: sqlite3.Connection = self.store.conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.store.conn
 
     def keys(self) -> dict[str, str | None]:
         return self.store.keys()
+
+    def idle(self) -> None:
+        self.store.idle()
 
     def add(self, key: str, payload: bytes, sha256: str | None, links: Mapping[str, str]) -> None:
         from .rows import from_payload

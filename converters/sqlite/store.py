@@ -172,7 +172,25 @@ class Store:
     def __init__(self, path: str) -> None:
         self.path = path
         self.notes: list[str] = []
-        self.conn = self._open()
+        self._conn: sqlite3.Connection | None = self._open()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The store's connection, opened again (the file checked again) after :meth:`idle`."""
+        if self._conn is None:
+            if _planted(self.path):
+                raise OSError(f"{self.path}: a link or not a regular file; not written through")
+            self._conn = connect(self.path)
+            self._tune(self._conn)
+        return self._conn
+
+    def idle(self) -> None:
+        """Close the connection while the workers write. A pool worker may be forked from
+        this process, and a database connection open across a fork confuses SQLite's
+        locks in the child, whatever connection the child then uses."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def _open(self) -> sqlite3.Connection:
         path = self.path
@@ -230,8 +248,10 @@ class Store:
 
     def close(self) -> None:
         """Fold the write-ahead log back in: the archive is one file again."""
+        conn = self.conn
         try:
-            self.conn.execute("PRAGMA optimize")
-            self.conn.execute("PRAGMA journal_mode = DELETE")
+            conn.execute("PRAGMA optimize")
+            conn.execute("PRAGMA journal_mode = DELETE")
         finally:
-            self.conn.close()
+            conn.close()
+            self._conn = None

@@ -35,6 +35,15 @@ def open_stores(fmts: list[Any], outdir: str, summary: Summary) -> dict[str, Any
     return stores
 
 
+def idle_stores(stores: Mapping[str, Any]) -> None:
+    """Let each store close what it holds open while the tasks run (``idle``, optional):
+    a pool worker forked from this process then inherits no open database."""
+    for store in stores.values():
+        idle = getattr(store, "idle", None)
+        if idle is not None:
+            idle()
+
+
 def archive_result(
     result: dict[str, Any], stores: Mapping[str, Any], fmts: list[Any], manifest: Manifest
 ) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
-from .archive import archive_result, close_stores, open_stores
+from .archive import archive_result, close_stores, idle_stores, open_stores
 from .discover import (
     OutputInInput,
     Refused,
@@ -210,6 +210,7 @@ def run_bulk(
             for r in refused:
                 progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
             ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
+            idle_stores(stores)
             results: Iterator[dict[str, Any]]
             if cluster is not None:
                 results = run_dask(ordered, cluster.client, cluster.expected)
