@@ -29,7 +29,6 @@ from .schema import (
     NotAnArchive,
     inspect,
     migrate,
-    versions,
 )
 
 _INSERT_SESSION = (
@@ -58,13 +57,13 @@ WAIT_LIMIT_S = 600.0
 """How long a writer waits for the lock before its session fails (``bulk:archive-error``)."""
 
 
-def _begin(conn: sqlite3.Connection) -> None:
-    """``BEGIN IMMEDIATE``: the write lock, waited for while another process holds it."""
+def _patiently(conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
+    """``sql`` executed, tried again while another process holds a lock it needs (the
+    write lock, or the shared index of the write-ahead log while a process sets it up)."""
     deadline = None
     while True:
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            return
+            return conn.execute(sql)
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
@@ -73,6 +72,11 @@ def _begin(conn: sqlite3.Connection) -> None:
             if now > deadline:
                 raise
             time.sleep(WAIT_POLL_S)
+
+
+def _begin(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``: the write lock, waited for while another process holds it."""
+    _patiently(conn, "BEGIN IMMEDIATE")
 
 
 def put(conn: sqlite3.Connection, session: Sequence[Any], entries: Sequence[Sequence[Any]]) -> None:
@@ -111,7 +115,10 @@ def _connect_here(path: str) -> sqlite3.Connection:
         timeout=0,  # busy: _begin waits, not SQLite's busy handler
     )
     try:
-        if versions(conn) != (APPLICATION_ID, SCHEMA_VERSION):
+        found = tuple(
+            _patiently(conn, f"PRAGMA {name}").fetchone()[0] for name in ("application_id", "user_version")
+        )
+        if found != (APPLICATION_ID, SCHEMA_VERSION):
             raise NotAnArchive("foreign", "not the archive this run opened")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")  # the run keeps the archive in WAL mode
