@@ -76,11 +76,21 @@ class ArchiveStore(Protocol):
         a format name to the session's output of that format, relative to the archive."""
 
     def close(self) -> Mapping[str, bytes]:
-        """Finish; returns files to write beside the archive (name -> bytes)."""
+        """Finish; returns files to write beside the archive (name -> bytes).
+
+        Optional: ``idle()``, called once the run has read :meth:`keys` and before any task
+        runs: close what a process forked from this one must not inherit (an open database);
+        ``add`` and ``close`` may open it again."""
 
 
 class Archive(Protocol):
-    """What a format needs for a directory run to write it as one file (see docs/plugins.md)."""
+    """What a format needs for a directory run to write it as one file (see docs/plugins.md).
+
+    Optional: ``put(path, key, document, options, report, sha256, links)`` puts one session
+    into the archive at ``path`` from the worker process itself, atomically, waiting while
+    another process writes (the local executor calls it; without it, or on Dask, the
+    payload goes to the parent's store); ``release()`` closes what ``put`` keeps open in
+    this process."""
 
     file_name: str
     """The archive's name at the top of the output directory."""

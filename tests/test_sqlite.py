@@ -19,6 +19,7 @@ from conftest import REPO, session_bytes
 from piconv.bulk import run_bulk
 from piconv.converters.html.escape import anchor as html_anchor
 from piconv.converters.sqlite import ARCHIVE, check
+from piconv.converters.sqlite import store as _store
 from piconv.converters.sqlite.rows import anchor
 from piconv.converters.sqlite.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from piconv.converters.sqlite.store import Store, connect, put
@@ -88,12 +89,12 @@ def test_anchor_is_the_html_pages_anchor(entry_id: str) -> None:
     assert anchor(entry_id) == html_anchor(entry_id)
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_older_schema_is_migrated_keeping_its_rows(tmp_path: Path, version: int) -> None:
     path = tmp_path / "archive.db"
     conn = connect(str(path))
     conn.execute("BEGIN")
-    for step in MIGRATIONS[:version]:  # 1: tables, no full-text index; 2: no prefix index
+    for step in MIGRATIONS[:version]:  # 1: tables, no full-text index; 2: no prefix index; 3: prefix indexes
         step(conn)
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     conn.execute(f"PRAGMA user_version = {version}")
@@ -113,7 +114,7 @@ def test_an_older_schema_is_migrated_keeping_its_rows(tmp_path: Path, version: i
     store = Store(str(path))
     assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     sql = store.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'entries_fts'").fetchone()[0]
-    assert "prefix='2 3 4'" in sql
+    assert "prefix=" not in sql
     assert store.conn.execute("SELECT v FROM entries_fts_config WHERE k = 'automerge'").fetchone() == (16,)
     assert store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'entries_filters'").fetchone()
     store.close()
@@ -154,10 +155,11 @@ def _tree(root: Path) -> None:
     (root / "--home-dev-beta--" / "2026-11-30T07-00-00-000Z_broken.jsonl").write_bytes(b"not a session\n")
 
 
-def test_a_directory_run_writes_one_archive_incrementally(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])  # 2: the pool's workers write the archive
+def test_a_directory_run_writes_one_archive_incrementally(tmp_path: Path, jobs: int) -> None:
     src, out = tmp_path / "in", tmp_path / "out"
     _tree(src)
-    summary = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
+    summary = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=jobs, quiet=True)
     assert summary.failed == 1  # the broken file, alone
     assert summary.archives == [str(out / "archive.db")]
     conn = sqlite3.connect(out / "archive.db")
@@ -171,7 +173,7 @@ def test_a_directory_run_writes_one_archive_incrementally(tmp_path: Path) -> Non
     conn.close()
     assert orjson.loads((out / "archive.metadata.json").read_bytes())["databases"]["archive"]
     # nothing changed: nothing is redone
-    again = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
+    again = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=jobs, quiet=True)
     assert again.converted == 0
     # one session changes: only its rows are replaced
     changed = src / "--home-dev-alpha--" / "2026-11-30T06-42-55-389Z_basic.jsonl"
@@ -188,7 +190,7 @@ def test_a_directory_run_writes_one_archive_incrementally(tmp_path: Path) -> Non
             header={},
         )
     )
-    third = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
+    third = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=jobs, quiet=True)
     assert third.converted == 1
     hits = ARCHIVE.search(str(out), "quokka")
     assert [h["entry"] for h in hits] == ["zz1"]
@@ -348,3 +350,129 @@ def test_a_link_planted_where_the_archive_goes_is_moved_aside_not_followed(
     assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
     conn.close()
     assert any("moved to archive.db.foreign" in note for note in summary.notes)
+
+
+def test_a_rebuilt_archive_links_the_html_pages_of_earlier_runs(tmp_path: Path) -> None:
+    src, out = tmp_path / "in", tmp_path / "out"
+    _tree(src)
+    run_bulk(str(src), str(out), ["html", "sqlite"], jobs=2, quiet=True)
+    (out / "archive.db").unlink()
+    # every session goes into the archive again; its html page, up to date, is not redone
+    summary = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=2, quiet=True)
+    assert summary.converted == 2
+    conn = sqlite3.connect(out / "archive.db")
+    pages = [html for (html,) in conn.execute("SELECT html FROM sessions")]
+    conn.close()
+    assert len(pages) == 2 and all((out / page).is_file() for page in pages)
+
+
+def _rows_of(path: Path) -> tuple[int, int]:
+    conn = sqlite3.connect(path)
+    try:
+        return (
+            conn.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            conn.execute("SELECT count(*) FROM entries").fetchone()[0],
+        )
+    finally:
+        conn.close()
+
+
+def test_a_worker_waits_for_the_process_writing_before_it(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    path = tmp_path / "archive.db"
+    store = Store(str(path))
+    other = connect(str(path))
+    other.execute("BEGIN IMMEDIATE")  # another worker, writing its session
+    threading.Timer(0.3, other.execute, ("COMMIT",)).start()
+    started = time.monotonic()
+    try:
+        ARCHIVE.put(str(path), "a.jsonl", piconv.load(str(BASIC)), {}, piconv.Report("sqlite"), "sha", {})
+    finally:
+        _store.release()
+    assert time.monotonic() - started >= 0.3
+    other.close()
+    store.close()
+    assert _rows_of(path)[0] == 1
+
+
+def test_a_worker_interrupted_mid_session_lets_the_lock_go(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "archive.db"
+    store = Store(str(path))
+
+    def interrupted(conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        raise KeyboardInterrupt  # as the time limit's alarm does, between two statements
+
+    monkeypatch.setattr(_store, "_begin", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ARCHIVE.put(str(path), "a.jsonl", piconv.load(str(BASIC)), {}, piconv.Report("sqlite"), "sha", {})
+    assert str(path) not in _store._HERE  # its connection closed: the transaction rolled back
+    store.conn.execute("BEGIN IMMEDIATE")  # and the write lock free at once
+    store.conn.execute("ROLLBACK")
+    store.close()
+    assert _rows_of(path) == (0, 0)
+
+
+@pytest.mark.parametrize("planted", [None, "archive.db-wal", "archive.db-shm"])
+def test_a_worker_never_writes_through_a_link_nor_makes_an_archive(
+    tmp_path: Path, planted: str | None
+) -> None:
+    path, outside = tmp_path / "archive.db", tmp_path / "outside"
+    if planted is None:
+        error: type[Exception] = sqlite3.OperationalError  # gone: not made again by a worker
+    else:
+        Store(str(path)).close()
+        (tmp_path / planted).symlink_to(outside)
+        error = OSError
+    with pytest.raises(error):
+        ARCHIVE.put(str(path), "a.jsonl", piconv.load(str(BASIC)), {}, piconv.Report("sqlite"), "sha", {})
+    assert not outside.exists() and (planted is not None or not path.exists())
+    assert not _store._HERE
+
+
+def test_a_session_the_worker_cannot_put_in_fails_alone(tmp_path: Path, monkeypatch) -> None:
+    def full(*_args: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(_store, "put_here", full)
+    src, out = tmp_path / "in", tmp_path / "out"
+    _tree(src)
+    summary = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=1, quiet=True)
+    archive = [f["input"] for f in summary.failures if f["code"] == "bulk:archive-error"]
+    assert len(archive) == 2 and all(
+        f["format"] == "sqlite" for f in summary.failures if f["input"] in archive
+    )
+    assert len(list(out.rglob("*.html"))) == 3  # the pages and the index are written all the same
+
+
+def test_dask_workers_send_their_rows_to_the_process_that_writes(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    src, out = tmp_path / "in", tmp_path / "out"
+    _tree(src)
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        summary = run_bulk(str(src), str(out), ["html", "sqlite"], client=client, quiet=True)
+    assert (summary.converted, summary.failed) == (2, 1)
+    assert _rows_of(out / "archive.db")[0] == 2
+    hits = ARCHIVE.search(str(out), "wrapper")
+    assert hits and all(hit["link"] for hit in hits)
+
+
+def test_the_parent_holds_no_connection_while_the_workers_write(tmp_path: Path) -> None:
+    path, outside = tmp_path / "archive.db", tmp_path / "outside"
+    store = ARCHIVE.open(str(path))
+    store.idle()  # the run's pool may be forked from here: no open database to inherit
+    assert store.store._conn is None
+    assert not os.path.exists(str(path) + "-wal")  # the last connection gone, the log folded in
+    assert store.keys() == {}  # opened again when needed
+    store.idle()
+    os.symlink(outside, str(path) + "-wal")  # planted meanwhile: never written through
+    with pytest.raises(OSError, match="not written through"):
+        store.close()
+    assert not outside.exists()

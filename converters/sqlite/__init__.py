@@ -123,10 +123,34 @@ def check(data: bytes) -> list[str]:
 
 
 class SqliteArchive:
-    """What a directory run needs of an archive format (see docs/plugins.md): the rows of
-    one session, made in the worker; the store that takes them, in the parent; search."""
+    """What a directory run needs of an archive format (see docs/plugins.md): a session
+    put in by the worker that converted it, or its rows made there for the parent to put
+    in (a Dask worker may be on another machine); the store the parent opens; search."""
 
     file_name = ARCHIVE_NAME
+
+    @staticmethod
+    def put(
+        path: str,
+        key: str,
+        doc: Document,
+        options: Mapping[str, Any],
+        report: Report,
+        sha256: str | None,
+        links: Mapping[str, str],
+    ) -> None:
+        from . import rows as _rows
+        from .store import put_here
+
+        _losses(doc, report)
+        entries = [_rows.entry_row(e) for e in doc.entries]
+        put_here(path, _rows.session_row(doc, key, sha256, links.get("html")), entries)
+
+    @staticmethod
+    def release() -> None:
+        from .store import release
+
+        release()
 
     @staticmethod
     def payload(doc: Document, options: Mapping[str, Any], report: Report) -> bytes:
@@ -158,10 +182,16 @@ class ArchiveStore:
         self.store: Store = Store(path)
         self.path = path
         self.notes = self.store.notes
-        self.conn: sqlite3.Connection = self.store.conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.store.conn
 
     def keys(self) -> dict[str, str | None]:
         return self.store.keys()
+
+    def idle(self) -> None:
+        self.store.idle()
 
     def add(self, key: str, payload: bytes, sha256: str | None, links: Mapping[str, str]) -> None:
         from .rows import from_payload

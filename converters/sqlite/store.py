@@ -5,6 +5,10 @@ interrupted run leaves every session either as it was or as it is now. An existi
 that is no piconv archive, or a damaged one, is never written over: it is renamed aside
 (``archive.db.foreign``, ``archive.db.corrupt``) and the archive is rebuilt from the
 inputs; a schema from a newer piconv is refused and left untouched.
+
+The process that runs a directory conversion opens the archive (:class:`Store`: checked,
+migrated, in WAL mode); the worker processes then put their sessions in themselves
+(:func:`put_here`), one writer at a time, while the others convert.
 """
 
 from __future__ import annotations
@@ -12,11 +16,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from .schema import (
+    APPLICATION_ID,
     ENTRY_COLUMNS,
+    SCHEMA_VERSION,
     SESSION_COLUMNS,
     NotAnArchive,
     inspect,
@@ -41,9 +49,39 @@ def connect(path: str) -> sqlite3.Connection:
     return conn
 
 
+WAIT_POLL_S = 0.001
+"""How often a writer tries again for the write lock another process holds. SQLite's own
+busy handler sleeps in growing steps up to 100 ms, while a session takes about 20 ms to
+write: a worker would sit idle for most of its wait."""
+WAIT_LIMIT_S = 600.0
+"""How long a writer waits for the lock before its session fails (``bulk:archive-error``)."""
+
+
+def _patiently(conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
+    """``sql`` executed, tried again while another process holds a lock it needs (the
+    write lock, or the shared index of the write-ahead log while a process sets it up)."""
+    deadline = None
+    while True:
+        try:
+            return conn.execute(sql)
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            now = time.monotonic()
+            deadline = deadline or now + WAIT_LIMIT_S
+            if now > deadline:
+                raise
+            time.sleep(WAIT_POLL_S)
+
+
+def _begin(conn: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``: the write lock, waited for while another process holds it."""
+    _patiently(conn, "BEGIN IMMEDIATE")
+
+
 def put(conn: sqlite3.Connection, session: Sequence[Any], entries: Sequence[Sequence[Any]]) -> None:
     """Replace the session whose ``key`` is ``session[0]`` with these rows, in one transaction."""
-    conn.execute("BEGIN IMMEDIATE")
+    _begin(conn)
     try:
         old = conn.execute("SELECT pk FROM sessions WHERE key = ?", (session[0],)).fetchone()
         if old is not None:
@@ -57,6 +95,59 @@ def put(conn: sqlite3.Connection, session: Sequence[Any], entries: Sequence[Sequ
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+_HERE: dict[str, sqlite3.Connection] = {}
+"""This process's connections to the archives it writes into, by path: a worker keeps its
+connection from one session to the next (:func:`release` closes them)."""
+
+
+def _connect_here(path: str) -> sqlite3.Connection:
+    """A worker's connection to the archive the run opened: never through a link, never
+    creating a file, and only to an archive of this piconv's schema."""
+    if _planted(path):
+        raise OSError(f"{path}: a link or not a regular file; not written through")
+    conn = sqlite3.connect(
+        f"file:{quote(os.path.abspath(path))}?mode=rw",
+        uri=True,
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=0,  # busy: _begin waits, not SQLite's busy handler
+    )
+    try:
+        found = tuple(
+            _patiently(conn, f"PRAGMA {name}").fetchone()[0] for name in ("application_id", "user_version")
+        )
+        if found != (APPLICATION_ID, SCHEMA_VERSION):
+            raise NotAnArchive("foreign", "not the archive this run opened")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")  # the run keeps the archive in WAL mode
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def put_here(path: str, session: Sequence[Any], entries: Sequence[Sequence[Any]]) -> None:
+    """Put one session into the archive at ``path`` from this process (a worker of the run
+    that opened it): one transaction, taken when no other process is writing."""
+    conn = _HERE.get(path)
+    if conn is None:
+        conn = _HERE[path] = _connect_here(path)
+    try:
+        put(conn, session, entries)
+    except BaseException:
+        if conn.in_transaction:  # interrupted between its statements: let the lock go
+            release(path)
+        raise
+
+
+def release(path: str | None = None) -> None:
+    """Close this process's connection to the archive at ``path`` (every one: None)."""
+    for name in [path] if path is not None else list(_HERE):
+        conn = _HERE.pop(name, None)
+        if conn is not None:
+            conn.close()
 
 
 def _aside(path: str, kind: str) -> str:
@@ -88,7 +179,25 @@ class Store:
     def __init__(self, path: str) -> None:
         self.path = path
         self.notes: list[str] = []
-        self.conn = self._open()
+        self._conn: sqlite3.Connection | None = self._open()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The store's connection, opened again (the file checked again) after :meth:`idle`."""
+        if self._conn is None:
+            if _planted(self.path):
+                raise OSError(f"{self.path}: a link or not a regular file; not written through")
+            self._conn = connect(self.path)
+            self._tune(self._conn)
+        return self._conn
+
+    def idle(self) -> None:
+        """Close the connection while the workers write. A pool worker may be forked from
+        this process, and a database connection open across a fork confuses SQLite's
+        locks in the child, whatever connection the child then uses."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def _open(self) -> sqlite3.Connection:
         path = self.path
@@ -127,8 +236,8 @@ class Store:
 
     @staticmethod
     def _tune(conn: sqlite3.Connection) -> None:
-        # one writer, many small transactions: WAL with NORMAL sync is safe against a
-        # crash of piconv (each commit is whole) and does not sync per session
+        # many small transactions, from several processes: WAL with NORMAL sync is safe
+        # against a crash of piconv (each commit is whole) and does not sync per session
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
 
@@ -146,8 +255,10 @@ class Store:
 
     def close(self) -> None:
         """Fold the write-ahead log back in: the archive is one file again."""
+        conn = self.conn
         try:
-            self.conn.execute("PRAGMA optimize")
-            self.conn.execute("PRAGMA journal_mode = DELETE")
+            conn.execute("PRAGMA optimize")
+            conn.execute("PRAGMA journal_mode = DELETE")
         finally:
-            self.conn.close()
+            conn.close()
+            self._conn = None

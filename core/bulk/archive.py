@@ -1,9 +1,12 @@
 """The archive formats of a directory run: one file for every session (``Converter.archive``).
 
 The parent process alone opens each archive (before planning, so a session missing from
-it, say after a damaged database was rebuilt, is converted again), puts in each
-session's payload as its result arrives, and closes it at the end, writing the files
-the format keeps beside it (the datasette metadata of ``sqlite``).
+it, say after a damaged database was rebuilt, is converted again) and closes it at the
+end, writing the files the format keeps beside it (the datasette metadata of ``sqlite``).
+In between, the local executor's workers put their sessions in themselves (the format's
+``put``), so the writing runs beside the converting instead of after it in one process;
+a Dask worker, which may be on another machine, sends the session's payload and the
+parent puts it in as its result arrives.
 """
 
 from __future__ import annotations
@@ -30,6 +33,15 @@ def open_stores(fmts: list[Any], outdir: str, summary: Summary) -> dict[str, Any
         close_stores(stores, outdir, failed=True)
         raise
     return stores
+
+
+def idle_stores(stores: Mapping[str, Any]) -> None:
+    """Let each store close what it holds open while the tasks run (``idle``, optional):
+    a pool worker forked from this process then inherits no open database."""
+    for store in stores.values():
+        idle = getattr(store, "idle", None)
+        if idle is not None:
+            idle()
 
 
 def archive_result(

@@ -2,7 +2,8 @@
 
 This is the library entry point (:func:`run_bulk`); the command line is a thin layer
 over it (:mod:`piconv.bulk.cli`). The parent process alone touches the manifest and the
-index; workers only read their session and write its outputs.
+index; workers only read their session and write its outputs (an archive's share of them
+included, on this machine: see :mod:`.archive`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
-from .archive import archive_result, close_stores, open_stores
+from .archive import archive_result, close_stores, idle_stores, open_stores
 from .discover import (
     OutputInInput,
     Refused,
@@ -198,6 +199,7 @@ def run_bulk(
                 timeout,
                 tuple(filters),
                 archived,
+                here=cluster is None,
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -208,6 +210,7 @@ def run_bulk(
             for r in refused:
                 progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
             ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
+            idle_stores(stores)
             results: Iterator[dict[str, Any]]
             if cluster is not None:
                 results = run_dask(ordered, cluster.client, cluster.expected)
@@ -236,6 +239,7 @@ def run_bulk(
                 close = getattr(results, "close", None)
                 if close is not None:
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
+                _release(fmts)
             summary.archives = close_stores(stores, real_out)
             try:
                 summary.indexes = _write_indexes(manifest, fmts, real_out, force, summary.notes)
@@ -251,6 +255,15 @@ def run_bulk(
                 )
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _release(fmts: list[_Format]) -> None:
+    """Close this process's own connections to the archives (the tasks ``--jobs 1`` ran
+    here), so the stores can close theirs and fold their files up."""
+    for fmt in fmts:
+        release = getattr(fmt.archive, "release", None)
+        if release is not None:
+            release()
 
 
 def _cluster(
@@ -292,9 +305,11 @@ def _plan(
     timeout: float | None = None,
     filters: tuple[tuple[str, Mapping[str, Any]], ...] = (),
     archived: Mapping[str, Mapping[str, str | None]] | None = None,
+    here: bool = False,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
-    nothing changed costs a ``stat`` of each input and each recorded output."""
+    nothing changed costs a ``stat`` of each input and each recorded output. ``here``:
+    the tasks run on this machine, and put their sessions into the archives themselves."""
     tasks: list[tuple[Task, Source]] = []
     skipped = 0
     unsafe: list[Refused] = []
@@ -305,7 +320,7 @@ def _plan(
             specs = {
                 f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options)
                 if f.archive is None
-                else FormatSpec(f.name, f.archive.file_name, f.options, archive=True)
+                else FormatSpec(f.name, f.archive.file_name, f.options, archive=True, here=here)
                 for f in fmts
             }
             if guard is not None:
@@ -357,6 +372,7 @@ def _plan(
             filters,
             _recorded(manifest.get(src.rel)),
             force,
+            _links(manifest.get(src.rel)) if here and any(s.archive for s in wanted) else (),
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe
@@ -371,6 +387,16 @@ def _recorded(rec: dict[str, Any] | None) -> frozenset[str]:
                 if isinstance(rel, str):
                     paths.add(rel)
     return frozenset(paths)
+
+
+def _links(rec: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """The outputs an earlier run recorded for a session, by format name."""
+    outputs = (rec or {}).get("outputs") or {}
+    return tuple(
+        (name, out["path"])
+        for name, out in sorted(outputs.items())
+        if isinstance(out, dict) and isinstance(out.get("path"), str)
+    )
 
 
 def _claim_names(

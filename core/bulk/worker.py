@@ -43,8 +43,11 @@ class FormatSpec:
     rel_out: str
     options: dict[str, Any] = field(default_factory=dict)
     archive: bool = False
-    """The format is written as one file for the whole run (``Converter.archive``): the
-    worker makes the session's payload and the parent process puts it in."""
+    """The format is written as one file for the whole run (``Converter.archive``)."""
+    here: bool = False
+    """With ``archive``: the worker puts the session into the archive itself (the local
+    executor: the archive is on this machine); else it makes the session's payload and
+    the parent process puts it in (a Dask worker may be elsewhere)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,9 @@ class Task:
     Any other file already at an output's place is someone else's (:func:`claim`)."""
     overwrite: bool = False
     """``--force``: replace what is at an output's place whoever wrote it."""
+    links: tuple[tuple[str, str], ...] = ()
+    """The session's outputs (format name, path below OUTDIR) of earlier runs, which an
+    archive records beside the session (the html page a search hit links to)."""
 
 
 class _NamedBytes(io.BytesIO):
@@ -145,13 +151,19 @@ def _run(task: Task, result: dict[str, Any]) -> None:
 
     registry = get_registry()
     guard = input_guard(task.root, os.path.realpath(task.outdir)) if task.root else None
-    for spec in task.formats:
+    # an archive records the session's other outputs: they are written first
+    for spec in sorted(task.formats, key=lambda spec: spec.archive):
         try:
             if spec.archive:
+                archive = registry.get(spec.name).archive
                 report = Report(spec.name, doc.session.source_path)
-                payload = registry.get(spec.name).archive.payload(doc, spec.options, report)
-                result.setdefault("payloads", {})[spec.name] = payload
-                result["outputs"][spec.name] = spec.rel_out
+                if spec.here and hasattr(archive, "put"):
+                    final = safe_join(task.outdir, spec.rel_out, guard)
+                    _put(archive, final, task, doc, spec, report, result)
+                else:
+                    payload = archive.payload(doc, spec.options, report)
+                    result.setdefault("payloads", {})[spec.name] = payload
+                    result["outputs"][spec.name] = spec.rel_out
                 continue
             if registry.get(spec.name).per_leaf:
                 # one output per leaf, numbered in document order
@@ -187,6 +199,21 @@ def _run(task: Task, result: dict[str, Any]) -> None:
             }
         else:
             result["outputs"][spec.name] = spec.rel_out
+
+
+def _put(
+    archive: Any, path: str, task: Task, doc: Any, spec: FormatSpec, report: Any, result: dict[str, Any]
+) -> None:
+    """Put the session into the archive at ``path`` from this process. A failure costs
+    that format of this session (``bulk:archive-error``), as it would in the parent."""
+    links = {**dict(task.links), **result["outputs"]}
+    try:
+        archive.put(path, task.rel, doc, spec.options, report, result["sha256"], links)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        result["errors"][spec.name] = {"code": "bulk:archive-error", "message": message}
+    else:
+        result["outputs"][spec.name] = spec.rel_out
 
 
 def _open_input(task: Task) -> io.BufferedReader:
