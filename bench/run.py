@@ -138,11 +138,16 @@ def startup(python: str, runs: int) -> list[dict[str, object]]:
     return rows
 
 
-def formats(python: str, runs: int, out: Path) -> list[dict[str, object]]:
-    files = [
+def sessions() -> list[Path]:
+    """The two sessions of formats, read and redact: the largest real one and a generated one."""
+    return [
         shared_dir() / "corpus" / "pi" / "badlogic__pi-mono__before-compaction.jsonl",
         generated(2.5, "generated-2.5mb.jsonl"),
     ]
+
+
+def formats(python: str, runs: int, out: Path) -> list[dict[str, object]]:
+    files = sessions()
     rows = []
     for source in files:
         floor = [python, str(HERE / "floor.py"), str(source)]
@@ -168,10 +173,7 @@ REDACT_GOAL = 1.5
 
 
 def redact(python: str, runs: int, out: Path) -> list[dict[str, object]]:
-    files = [
-        shared_dir() / "corpus" / "pi" / "badlogic__pi-mono__before-compaction.jsonl",
-        generated(2.5, "generated-2.5mb.jsonl"),
-    ]
+    files = sessions()
     rows = []
     for source in files:
         for fmt, ext in FORMATS.items():
@@ -196,10 +198,7 @@ def redact(python: str, runs: int, out: Path) -> list[dict[str, object]]:
 
 
 def read(python: str, runs: int, out: Path) -> list[dict[str, object]]:
-    files = [
-        shared_dir() / "corpus" / "pi" / "badlogic__pi-mono__before-compaction.jsonl",
-        generated(2.5, "generated-2.5mb.jsonl"),
-    ]
+    files = sessions()
     rows = []
     for source in files:
         asf = out / f"{source.stem}.asf.jsonl"
