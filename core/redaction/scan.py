@@ -83,6 +83,53 @@ def _compiled_set(patterns: Sequence[str]) -> Any:
     return found
 
 
+class _Text:
+    """Strings of a session joined into one text, one string per line block: the text;
+    its bytes as gitleaks' keywords are looked for (lower-cased, every character not
+    ASCII a "?", one byte for one, so offsets stay the text's); its UTF-8 bytes, as the
+    prefilter reads them; where each string starts; which strings (``indices``) they are.
+
+    The ASCII strings and the others make two texts: most of a session is ASCII, and
+    one character beyond the first 65,536 (an emoji) would make the whole joined text four
+    bytes a character; an ASCII text's bytes are its characters, so the three forms are
+    one copy and one lowering."""
+
+    __slots__ = ("data", "indices", "lowered", "starts", "strings", "text")
+
+    def __init__(self, strings: Sequence[str], indices: list[int]) -> None:
+        self.indices = indices
+        self.strings = [strings[i] for i in indices]
+        self.text = text = "\n".join(self.strings)
+        starts = self.starts = [0] * len(indices)
+        offset = 0
+        for i, s in enumerate(self.strings):
+            starts[i] = offset
+            offset += len(s) + 1
+        if text.isascii():
+            self.data = text.encode("ascii")
+            self.lowered = self.data.lower()
+        else:
+            # gitleaks' keywords are ASCII, and lower-casing is ASCII's
+            self.lowered = text.encode("ascii", "replace").lower()
+            self.data = text.encode("utf-8", "replace")
+
+
+class _Plan:
+    """The rules a scan runs, the same on each text: the candidates; the keyword-led
+    ones; the others by keyword; the long keywords, with an expression finding any of
+    them and an RE2 set naming those a line holds."""
+
+    __slots__ = ("by_keyword", "candidates", "led", "line_set", "long", "search")
+
+    def __init__(self) -> None:
+        self.candidates: list[Rule] = []
+        self.led: list[Rule] = []
+        self.by_keyword: dict[str, list[Rule]] = {}
+        self.long: list[str] = []
+        self.search: Any = None
+        self.line_set: Any = None
+
+
 class Scanner:
     def __init__(self, rules: RuleSet, extra: Sequence[ExtraRule], disabled: frozenset[str]) -> None:
         self.rules = rules
@@ -112,38 +159,41 @@ class Scanner:
         return multiline
 
     def scan(self, strings: Sequence[str]) -> list[Span]:
-        text = "\n".join(strings)
-        starts = [0] * len(strings)
-        offset = 0
-        for i, s in enumerate(strings):
-            starts[i] = offset
-            offset += len(s) + 1
-        found: list[tuple[int, int, str, str]] = []  # absolute start, end, rule, secret
-        self._gitleaks(text, strings, starts, found)
-        for rule in self.extra:
-            for start, end in rule.find(text):
-                found.append((start, end, rule.id, text[start:end]))
+        ascii_strings: list[int] = []
+        other: list[int] = []
+        for index, string in enumerate(strings):
+            (ascii_strings if string.isascii() else other).append(index)
+        texts = [_Text(strings, group) for group in (ascii_strings, other) if group]
+        plan = self._plan(texts)
         spans = []
-        for start, end, rule_id, secret in found:
-            index = bisect_right(starts, start) - 1
-            base = starts[index]
-            if end - base > len(strings[index]):
-                continue  # crosses into the next string: the join made it up
-            spans.append(Span(index, start - base, end - base, rule_id, secret))
+        for text in texts:
+            found: list[tuple[int, int, str, str]] = []  # absolute start, end, rule, secret
+            self._gitleaks(text, plan, found)
+            for rule in self.extra:
+                for start, end in rule.find(text.text):
+                    found.append((start, end, rule.id, text.text[start:end]))
+            starts, indices = text.starts, text.indices
+            for start, end, rule_id, secret in found:
+                local = bisect_right(starts, start) - 1
+                base = starts[local]
+                index = indices[local]
+                if end - base > len(strings[index]):
+                    continue  # crosses into the next string: the join made it up
+                spans.append(Span(index, start - base, end - base, rule_id, secret))
         return spans
 
-    def _candidates(
-        self, strings: Sequence[str], ascii_bytes: list[bytes | None], lowered: bytes
-    ) -> list[Rule]:
-        """The rules worth running: those holding a keyword the text holds (or none), and,
-        of these, those whose expression matches somewhere in the text (one RE2 set over
-        the text, as RE2 reads each unit: UTF-8, a lone surrogate as "?"). ``ascii_bytes``: each
-        string's bytes when it is ASCII."""
+    def _candidates(self, texts: Sequence[_Text]) -> list[Rule]:
+        """The rules worth running: those holding a keyword the texts hold (or none), and,
+        of these, those whose expression matches somewhere in them (one RE2 set over
+        each text, as RE2 reads each unit: UTF-8, a lone surrogate as "?")."""
         rules = self.rules
         disabled = self.disabled
         keywords = self._keywords
+        held: set[int] = set()
+        for text in texts:
+            held.update(self._all_keywords.Match(text.lowered) or ())
         wanted: dict[str, Rule] = {}
-        for index in self._all_keywords.Match(lowered) or ():
+        for index in sorted(held):
             for rule in rules.by_keyword[keywords[index]]:
                 if rule.id not in disabled:
                     wanted[rule.id] = rule
@@ -152,11 +202,11 @@ class Scanner:
                 wanted[rule.id] = rule
         checked = [(rule, p) for rule in wanted.values() if (p := _prefilter_pattern(rule)) is not None]
         if checked:
-            data = b"\n".join(
-                [b if b is not None else s.encode("utf-8", "replace") for s, b in zip(strings, ascii_bytes)]  # noqa: B905
-            )
+            matched: set[int] = set()
             try:
-                matched = set(_compiled_set([p for _, p in checked]).Match(data) or ())
+                found = _compiled_set([p for _, p in checked])
+                for text in texts:
+                    matched.update(found.Match(text.data) or ())
             except re2.error:  # an expression RE2 refuses: each is run, and apply tells
                 matched = set(range(len(checked)))
             for index, (rule, _) in enumerate(checked):
@@ -164,36 +214,38 @@ class Scanner:
                     del wanted[rule.id]
         return list(wanted.values())
 
-    def _gitleaks(
-        self, text: str, strings: Sequence[str], starts: list[int], found: list[tuple[int, int, str, str]]
-    ) -> None:
-        """Each rule over the lines (or, for a rule spanning lines or keyed by a short
-        keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
-        on a fragment holding its keyword."""
-        rules = self.rules
-        # gitleaks' keywords are ASCII: every other character becomes "?", one byte for one,
-        # so offsets stay those of the text, and lower-casing is ASCII's.
-        ascii_bytes = [s.encode() if s.isascii() else None for s in strings]
-        lowered = b"\n".join(
-            [b if b is not None else s.encode("ascii", "replace") for s, b in zip(strings, ascii_bytes)]  # noqa: B905
-        ).lower()
-        candidates = self._candidates(strings, ascii_bytes, lowered)
-        led = sorted((r for r in candidates if self._is_led(r)), key=lambda r: r.id)
-        by_keyword: dict[str, list[Rule]] = {}
+    def _plan(self, texts: Sequence[_Text]) -> _Plan:
+        """The rules to run on every text, by how they run."""
+        candidates = self._candidates(texts)
+        plan = _Plan()
+        plan.candidates = candidates
+        plan.led = sorted((r for r in candidates if self._is_led(r)), key=lambda r: r.id)
+        by_keyword = plan.by_keyword
         for rule in candidates:
             if not self._is_led(rule):
                 for keyword in rule.keywords:
                     by_keyword.setdefault(keyword, []).append(rule)
+        plan.long = sorted(k for k in by_keyword if len(k) > SHORT_KEYWORD)
+        if plan.long:
+            plan.search = _alternation(plan.long).search
+            plan.line_set = self._line_set([re.escape(k) for k in plan.long])
+        return plan
+
+    def _gitleaks(self, text: _Text, plan: _Plan, found: list[tuple[int, int, str, str]]) -> None:
+        """Each rule over the lines (or, for a rule spanning lines or keyed by a short
+        keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
+        on a fragment holding its keyword."""
+        rules = self.rules
+        strings, starts, lowered = text.strings, text.starts, text.lowered
+        by_keyword = plan.by_keyword
         units: dict[str, set[tuple[int, int]]] = {}
 
         def string_span(pos: int) -> tuple[int, int]:
             i = bisect_right(starts, pos) - 1
             return starts[i], starts[i] + len(strings[i])
 
-        long = []
         for keyword, wanted in by_keyword.items():
             if len(keyword) > SHORT_KEYWORD:
-                long.append(keyword)
                 continue
             needle = keyword.encode()
             pos = lowered.find(needle)
@@ -202,10 +254,9 @@ class Scanner:
                 for rule in wanted:
                     units.setdefault(rule.id, set()).add(span)
                 pos = lowered.find(needle, span[1])
+        long = plan.long
         if long:
-            long.sort()
-            search = _alternation(long).search
-            line_set = self._line_set([re.escape(k) for k in long])
+            search, line_set = plan.search, plan.line_set
             size = len(lowered)
             pos = 0
             # a line holding a keyword: which keywords it holds, then on to the next line
@@ -224,15 +275,15 @@ class Scanner:
                             string_span(line[0]) if self._is_multiline(rule) else line
                         )
         for rule in rules.unconditional:
-            if rule in candidates:
+            if rule in plan.candidates:
                 units[rule.id] = {(starts[i], starts[i] + len(s)) for i, s in enumerate(strings)}
         for rule_id in sorted(units):
             rule = rules.rules[rule_id]
             for a, b in sorted(units[rule_id]):
-                for f in rules.apply(rule, text, a, b):
+                for f in rules.apply(rule, text.text, a, b):
                     found.append((f.start, f.end, f.rule, f.secret))
-        for rule in led:
-            self._keyword_led(rule, text, lowered, found)
+        for rule in plan.led:
+            self._keyword_led(rule, text.text, lowered, found)
 
     def _keyword_led(
         self, rule: Rule, text: str, lowered: bytes, found: list[tuple[int, int, str, str]]
@@ -271,9 +322,18 @@ class Scanner:
                 found.append((f.start, f.end, f.rule, f.secret))
 
 
+_ALTERNATIONS: dict[tuple[str, ...], Any] = {}
+
+
 def _alternation(keywords: Sequence[str]) -> Any:
-    """An RE2 expression matching any of ``keywords``, the longest first."""
-    return re2.compile("|".join(map(re.escape, sorted(keywords, key=lambda k: (-len(k), k)))).encode())
+    """An RE2 expression matching any of ``keywords``, the longest first (compiled once:
+    a scan runs it on each of its texts)."""
+    key = tuple(keywords)
+    expression = _ALTERNATIONS.get(key)
+    if expression is None:
+        ordered = sorted(keywords, key=lambda k: (-len(k), k))
+        expression = _ALTERNATIONS[key] = re2.compile("|".join(map(re.escape, ordered)).encode())
+    return expression
 
 
 def _places(lowered: bytes, keywords: Sequence[str]) -> list[int]:
