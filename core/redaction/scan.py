@@ -1,9 +1,10 @@
 """Finding secrets in many strings at once.
 
-The strings of a session are joined into one text, one string per line block, so each
-rule runs where it can match rather than once per string:
+The strings of a session are joined into one text, one string per line block (two
+texts: the ASCII strings and the others), so each rule runs where it can match rather
+than once per string:
 
-- an RE2 set (google-re2) of gitleaks' keywords over the lower-cased text names the
+- an RE2 set (google-re2) of gitleaks' keywords, ignoring case, over the text names the
   keywords it holds; of the rules keyed by those, an RE2 set of their expressions over the
   text (``^`` and ``$`` at each line) names those that match anywhere. Only these run, on
   the lines (or strings) holding one of their keywords, as gitleaks runs a rule only on a
@@ -72,11 +73,15 @@ def _prefilter_pattern(rule: Rule) -> str | None:
     return "(?m)" + rule.pattern
 
 
-def _compiled_set(patterns: Sequence[str]) -> Any:
-    """An RE2 set of ``patterns``, matched unanchored. Once compiled, an RE2 set does not
-    give up on a long text (it has no slower engine to fall back on, so its automaton
-    keeps going however much it has to rebuild): an empty answer means no match."""
-    found = re2.Set.SearchSet(re2.Options())
+def _compiled_set(patterns: Sequence[str], *, any_case: bool = False) -> Any:
+    """An RE2 set of ``patterns``, matched unanchored (``any_case``: ignoring case). Once
+    compiled, an RE2 set does not give up on a long text (it has no slower engine to fall
+    back on, so its automaton keeps going however much it has to rebuild): an empty
+    answer means no match."""
+    options = re2.Options()
+    if any_case:
+        options.case_sensitive = False
+    found = re2.Set.SearchSet(options)
     for pattern in patterns:
         found.Add(pattern.encode("utf-8", "surrogatepass"))
     found.Compile()
@@ -85,16 +90,16 @@ def _compiled_set(patterns: Sequence[str]) -> Any:
 
 class _Text:
     """Strings of a session joined into one text, one string per line block: the text;
-    its bytes as gitleaks' keywords are looked for (lower-cased, every character not
-    ASCII a "?", one byte for one, so offsets stay the text's); its UTF-8 bytes, as the
+    its bytes as gitleaks' keywords are looked for (``keys``: every character not ASCII a
+    "?", one byte for one, so offsets stay the text's; gitleaks' keywords are ASCII and
+    lower-case, and are looked for ignoring ASCII's case); its UTF-8 bytes, as the
     prefilter reads them; where each string starts; which strings (``indices``) they are.
 
     The ASCII strings and the others make two texts: most of a session is ASCII, and
     one character beyond the first 65,536 (an emoji) would make the whole joined text four
-    bytes a character; an ASCII text's bytes are its characters, so the three forms are
-    one copy and one lowering."""
+    bytes a character; an ASCII text's bytes are its characters and its keys at once."""
 
-    __slots__ = ("data", "indices", "lowered", "starts", "strings", "text")
+    __slots__ = ("_lowered", "data", "indices", "keys", "starts", "strings", "text")
 
     def __init__(self, strings: Sequence[str], indices: list[int]) -> None:
         self.indices = indices
@@ -106,12 +111,19 @@ class _Text:
             starts[i] = offset
             offset += len(s) + 1
         if text.isascii():
-            self.data = text.encode("ascii")
-            self.lowered = self.data.lower()
+            self.data = self.keys = text.encode("ascii")
         else:
-            # gitleaks' keywords are ASCII, and lower-casing is ASCII's
-            self.lowered = text.encode("ascii", "replace").lower()
+            self.keys = text.encode("ascii", "replace")
             self.data = text.encode("utf-8", "replace")
+        self._lowered: bytes | None = None
+
+    @property
+    def lowered(self) -> bytes:
+        """``keys`` lower-cased (ASCII's lower case), made when first asked for: what a
+        short keyword, looked for at each string, is found in."""
+        if self._lowered is None:
+            self._lowered = self.keys.lower()
+        return self._lowered
 
 
 class _Plan:
@@ -136,7 +148,7 @@ class Scanner:
         self.extra = [r for r in extra if r.id not in disabled]
         self.disabled = disabled
         self._keywords = sorted(rules.by_keyword)
-        self._all_keywords = _compiled_set([re.escape(k) for k in self._keywords])
+        self._all_keywords = _compiled_set([re.escape(k) for k in self._keywords], any_case=True)
         """Which keywords the text holds anywhere: only their rules can find anything."""
         self._line_set: Callable[[Sequence[str]], Any] = _compiled_set
         """Makes the RE2 set naming the keywords a line holds (for each scan, of the
@@ -191,7 +203,7 @@ class Scanner:
         keywords = self._keywords
         held: set[int] = set()
         for text in texts:
-            held.update(self._all_keywords.Match(text.lowered) or ())
+            held.update(self._all_keywords.Match(text.keys) or ())
         wanted: dict[str, Rule] = {}
         for index in sorted(held):
             for rule in rules.by_keyword[keywords[index]]:
@@ -228,7 +240,7 @@ class Scanner:
         plan.long = sorted(k for k in by_keyword if len(k) > SHORT_KEYWORD)
         if plan.long:
             plan.search = _alternation(plan.long).search
-            plan.line_set = self._line_set([re.escape(k) for k in plan.long])
+            plan.line_set = self._line_set(["(?i)" + re.escape(k) for k in plan.long])
         return plan
 
     def _gitleaks(self, text: _Text, plan: _Plan, found: list[tuple[int, int, str, str]]) -> None:
@@ -236,7 +248,7 @@ class Scanner:
         keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
         on a fragment holding its keyword."""
         rules = self.rules
-        strings, starts, lowered = text.strings, text.starts, text.lowered
+        strings, starts, keys = text.strings, text.starts, text.keys
         by_keyword = plan.by_keyword
         units: dict[str, set[tuple[int, int]]] = {}
 
@@ -248,6 +260,7 @@ class Scanner:
             if len(keyword) > SHORT_KEYWORD:
                 continue
             needle = keyword.encode()
+            lowered = text.lowered
             pos = lowered.find(needle)
             while pos >= 0:
                 span = string_span(pos)
@@ -257,17 +270,18 @@ class Scanner:
         long = plan.long
         if long:
             search, line_set = plan.search, plan.line_set
-            size = len(lowered)
+            size = len(keys)
             pos = 0
             # a line holding a keyword: which keywords it holds, then on to the next line
-            while (m := search(lowered, pos)) is not None:
-                pos = lowered.find(b"\n", m.end())
+            while (m := search(keys, pos)) is not None:
+                pos = keys.find(b"\n", m.end())
                 if pos < 0:
                     pos = size
-                line = (lowered.rfind(b"\n", 0, m.start()) + 1, pos)
-                held = lowered[line[0] : line[1]]
+                line = (keys.rfind(b"\n", 0, m.start()) + 1, pos)
+                held = keys[line[0] : line[1]]
                 present = line_set.Match(held)
                 if present is None:  # RE2 gave up (its memory bound): each keyword looked for
+                    held = held.lower()
                     present = [i for i, k in enumerate(long) if k.encode() in held]
                 for index in present:
                     for rule in by_keyword[long[index]]:
@@ -283,10 +297,10 @@ class Scanner:
                 for f in rules.apply(rule, text.text, a, b):
                     found.append((f.start, f.end, f.rule, f.secret))
         for rule in plan.led:
-            self._keyword_led(rule, text.text, lowered, found)
+            self._keyword_led(rule, text.text, keys, found)
 
     def _keyword_led(
-        self, rule: Rule, text: str, lowered: bytes, found: list[tuple[int, int, str, str]]
+        self, rule: Rule, text: str, keys: bytes, found: list[tuple[int, int, str, str]]
     ) -> None:
         """A keyword-led rule on each line holding one of its keywords, tried where each
         of them starts; a line where the rule matches at none of these places is passed
@@ -299,15 +313,15 @@ class Scanner:
                 pass
             return
         match = rule.rest.match
-        size = len(lowered)
+        size = len(keys)
         # by line, the places where the rule matches: the others can find nothing, so
         # the rule run on the line with these alone finds what it finds with them all
         lines: list[tuple[int, list[int]]] = []
         end = -1
         places: list[int] | None = None
-        for place in _places(lowered, rule.keywords):
+        for place in _places(keys, rule.keywords):
             if place >= end:
-                end = lowered.find(b"\n", place)
+                end = keys.find(b"\n", place)
                 if end < 0:
                     end = size
                 places = None
@@ -317,7 +331,7 @@ class Scanner:
                     lines.append((end, places))
                 places.append(place)
         for end, places in lines:
-            start = lowered.rfind(b"\n", 0, places[0]) + 1
+            start = keys.rfind(b"\n", 0, places[0]) + 1
             for f in rules.apply(rule, text, start, end, places):
                 found.append((f.start, f.end, f.rule, f.secret))
 
@@ -326,18 +340,18 @@ _ALTERNATIONS: dict[tuple[str, ...], Any] = {}
 
 
 def _alternation(keywords: Sequence[str]) -> Any:
-    """An RE2 expression matching any of ``keywords``, the longest first (compiled once:
-    a scan runs it on each of its texts)."""
+    """An RE2 expression matching any of ``keywords``, the longest first, in either case
+    (compiled once: a scan runs it on each of its texts)."""
     key = tuple(keywords)
     expression = _ALTERNATIONS.get(key)
     if expression is None:
         ordered = sorted(keywords, key=lambda k: (-len(k), k))
-        expression = _ALTERNATIONS[key] = re2.compile("|".join(map(re.escape, ordered)).encode())
+        expression = _ALTERNATIONS[key] = re2.compile(("(?i)" + "|".join(map(re.escape, ordered))).encode())
     return expression
 
 
-def _places(lowered: bytes, keywords: Sequence[str]) -> list[int]:
-    """Where each of ``keywords`` starts in ``lowered``, in order; two may overlap, as
+def _places(keys: bytes, keywords: Sequence[str]) -> list[int]:
+    """Where each of ``keywords`` starts in ``keys``, in either case, in order; two may overlap, as
     "secret" and "token" do in "secretoken", so each search starts one past the last
     place."""
     expression = _alternation(keywords)
@@ -346,15 +360,15 @@ def _places(lowered: bytes, keywords: Sequence[str]) -> list[int]:
     places = []
     pos = 0
     if regexp is None or anchor is None:  # pragma: no cover - another google-re2 than 1.1
-        while (m := expression.search(lowered, pos)) is not None:
+        while (m := expression.search(keys, pos)) is not None:
             pos = m.start()
             places.append(pos)
             pos += 1
         return places
     # RE2's own match, without the wrapper's match object: a third of the time
     match = regexp.Match
-    size = len(lowered)
-    while (pos := match(anchor, lowered, pos, size)[0][0]) >= 0:
+    size = len(keys)
+    while (pos := match(anchor, keys, pos, size)[0][0]) >= 0:
         places.append(pos)
         pos += 1
     return places
