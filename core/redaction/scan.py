@@ -1,8 +1,8 @@
 """Finding secrets in many strings at once.
 
-The strings of a session are joined into one text, one string per line block (two
-texts: the ASCII strings and the others), so each rule runs where it can match rather
-than once per string:
+The strings of a session are joined into one text, one string per line block (up to
+three texts, by the width of their characters: :func:`_groups`), so each rule runs where
+it can match rather than once per string:
 
 - an RE2 set (google-re2) of gitleaks' keywords, ignoring case, over the text names the
   keywords it holds; of the rules keyed by those, an RE2 set of their expressions over the
@@ -20,6 +20,7 @@ A finding is a span of one string: ``(string index, start, end, rule, secret)``.
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -95,9 +96,7 @@ class _Text:
     lower-case, and are looked for ignoring ASCII's case); its UTF-8 bytes, as the
     prefilter reads them; where each string starts; which strings (``indices``) they are.
 
-    The ASCII strings and the others make two texts: most of a session is ASCII, and
-    one character beyond the first 65,536 (an emoji) would make the whole joined text four
-    bytes a character; an ASCII text's bytes are its characters and its keys at once."""
+    An ASCII text's bytes are its characters and its keys at once (see :func:`_groups`)."""
 
     __slots__ = ("_lowered", "data", "indices", "keys", "starts", "strings", "text")
 
@@ -124,6 +123,34 @@ class _Text:
         if self._lowered is None:
             self._lowered = self.keys.lower()
         return self._lowered
+
+
+def _groups(strings: Sequence[str]) -> tuple[list[int], list[int], list[int]]:
+    """The strings (their indices) by the texts they are joined into: the ASCII ones;
+    the others whose characters all lie in the first 65,536; the rest. Python stores a
+    text with the room its widest character needs: one emoji in a one-character string
+    would make the whole joined text four bytes a character, and every copy and every
+    pass over it slower (by a few milliseconds on a real session). A wide string is told
+    by its size (:data:`_WIDE_BASE`), without reading it. Only the speed depends on the
+    groups: a string in any of them is scanned alike."""
+    ascii_strings: list[int] = []
+    narrow: list[int] = []
+    wide: list[int] = []
+    size = sys.getsizeof
+    for index, string in enumerate(strings):
+        if string.isascii():
+            ascii_strings.append(index)
+        elif size(string) == _WIDE_BASE + 4 * len(string):
+            wide.append(index)
+        else:
+            narrow.append(index)
+    return ascii_strings, narrow, wide
+
+
+_WIDE_BASE = sys.getsizeof("\U0001f600") - 4
+"""The size of a string four bytes a character, less its characters: CPython's, which
+tells a wide string from its size without reading it (elsewhere every string is taken as
+narrow, which only costs speed)."""
 
 
 class _Plan:
@@ -171,11 +198,7 @@ class Scanner:
         return multiline
 
     def scan(self, strings: Sequence[str]) -> list[Span]:
-        ascii_strings: list[int] = []
-        other: list[int] = []
-        for index, string in enumerate(strings):
-            (ascii_strings if string.isascii() else other).append(index)
-        texts = [_Text(strings, group) for group in (ascii_strings, other) if group]
+        texts = [_Text(strings, group) for group in _groups(strings) if group]
         plan = self._plan(texts)
         spans = []
         for text in texts:
