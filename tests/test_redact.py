@@ -422,6 +422,10 @@ def test_the_prefilter_lets_through_a_secret_at_either_end_of_a_string_or_a_line
         "\n".join(SECRETS.values()),
         "vault s.Xk9Qw2Lp7Zr4Tn8Vb3Mc6Hd1\ns.Xk9Qw2Lp7Zr4Tn8Vb3Mc6Hd2",
         "\u00e9 " + SECRETS["jwt"] + "\n\ud800" + SECRETS["sendgrid-api-token"],
+        # a text of its own for strings with a character beyond the first 65,536
+        "\U0001f511 " + SECRETS["jwt"],
+        "\U0001f511",
+        "\u0100 token = " + SECRETS["github-pat"],
     ]
     found = {
         (s.string, s.start, s.end, s.rule) for s in Scanner(gitleaks.load(), [], frozenset()).scan(strings)

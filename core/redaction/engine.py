@@ -97,15 +97,16 @@ def _plan_of(cls: type) -> _Plan:
 
 
 _KEEP, _SCAN, _SIGNATURE, _IMAGE_DATA, _EXTRA = range(5)
-_Fields = tuple[tuple[int, ...], Callable[[Any], tuple[Any, ...]], Callable[..., Any]]
+_Fields = tuple[tuple[tuple[int, int], ...], Callable[[Any], tuple[Any, ...]], Callable[..., Any]]
 _FIELDS: dict[type, _Fields] = {}
 
 
 def _fields_of(cls: type) -> _Fields:
-    """What the rebuild does with each field of an IR class: keep it (the tree's ids),
-    drop it (a signature; an image's data with ``images``), rebuild an ``extra`` mapping
-    (its opaque members dropped), or scan it; the fields' values in one call; a
-    positional constructor that fills the slots directly."""
+    """What the rebuild does with each field of an IR class but the tree's ids (kept as
+    they are), as ``(position, kind)``: drop it (a signature; an image's data with
+    ``images``), rebuild an ``extra`` mapping (its opaque members dropped), or scan it;
+    the values of all the fields in one call; a positional constructor that fills the
+    slots directly."""
     fields = _FIELDS.get(cls)
     if fields is None:
         names: tuple[str, ...] = cls._names  # type: ignore[attr-defined]
@@ -121,7 +122,8 @@ def _fields_of(cls: type) -> _Fields:
             else _SCAN
             for name in names
         )
-        fields = _FIELDS[cls] = (kinds, _getter(names), compile_maker(cls))
+        steps = tuple((index, kind) for index, kind in enumerate(kinds) if kind != _KEEP)
+        fields = _FIELDS[cls] = (steps, _getter(names), compile_maker(cls))
     return fields
 
 
@@ -298,27 +300,32 @@ class Redactor:
             return self._replace(value) if value in self._replaced else value
         if value is None or cls in _SCALARS:
             return value
+        if cls in _FIELDS:
+            return self._rebuild_node(value)
         if cls is dict:
             return self._rebuild_mapping(value, top_extra=False)
         if cls is tuple or cls is list:
             replaced = self._replaced
-            items = []
-            changed = False
+            items: list[Any] | None = None  # copied at the first change
             for index, item in enumerate(value):
                 if self._left == 0:  # nothing more to replace in this entry
-                    items.extend(value[index:])
                     break
                 kind = item.__class__
                 if kind is str:
-                    new = self._replace(item) if item in replaced else item
+                    if item not in replaced:
+                        continue
+                    new = self._replace(item)
                 elif item is None or kind in _SCALARS:
-                    new = item
+                    continue
+                elif kind in _FIELDS:
+                    new = self._rebuild_node(item)
                 else:
                     new = self._rebuild(item)
                 if new is not item:
-                    changed = True
-                items.append(new)
-            return cls(items) if changed else value
+                    if items is None:
+                        items = list(value)
+                    items[index] = new
+            return value if items is None else cls(items)
         if isinstance(value, Node):
             return self._rebuild_node(value)
         if isinstance(value, str):  # a str subclass
@@ -365,38 +372,41 @@ class Redactor:
 
     def _rebuild_node(self, node: Node) -> Node:
         replaced = self._replaced
-        values = []
-        changed = False
-        kinds, get, make = _fields_of(node.__class__)
+        values: list[Any] | None = None  # the fields' values, copied at the first change
+        steps, get, make = _FIELDS.get(node.__class__) or _fields_of(node.__class__)
         olds = get(node)
-        for index, kind in enumerate(kinds):
+        for index, kind in steps:
             if self._left == 0:  # nothing more to replace in this entry
-                if not changed:
-                    return node
-                values.extend(olds[index:])
                 break
             old = olds[index]
+            if old is None or old is EMPTY:
+                continue
             cls = old.__class__
-            if old is None or old is EMPTY or cls in _SCALARS or kind == _KEEP:
-                new = old
-            elif cls is str and kind == _SCAN:
-                new = self._replace(old) if old in replaced else old
+            if cls is str and kind == _SCAN:
+                if old not in replaced:
+                    continue
+                new = self._replace(old)
+            elif cls in _SCALARS:
+                continue
             elif kind == _SIGNATURE:
                 self.outcome.note(self.outcome.dropped, "signature", self._entry)
                 new = None
             elif kind == _IMAGE_DATA:
-                new = old
-                if self.drop_images:
-                    self.outcome.note(self.outcome.dropped, "image", self._entry)
-                    new = None
+                if not self.drop_images:
+                    continue
+                self.outcome.note(self.outcome.dropped, "image", self._entry)
+                new = None
             elif kind == _EXTRA:
                 new = self._rebuild_mapping(old, top_extra=True)
+            elif cls in _FIELDS:
+                new = self._rebuild_node(old)
             else:
                 new = self._rebuild(old)
             if new is not old:
-                changed = True
-            values.append(new)
-        return make(*values) if changed else node
+                if values is None:
+                    values = list(olds)
+                values[index] = new
+        return node if values is None else make(*values)
 
     def run(self, document: Document) -> Document:
         self._collect(document.session)

@@ -326,7 +326,9 @@ class RuleSet:
             if rule.entropy and shannon_entropy(secret) <= rule.entropy:
                 continue
             line = _line_at(text, start, end, pos, end_of_unit)
-            if any(a.allows(secret, matched, line) for a in (*self.global_allowlists, *rule.allowlists)):
+            # the rule's own allowlists first: they let most findings go (a generic key that
+            # is a word), and the global one's dozen expressions are then never compiled
+            if any(a.allows(secret, matched, line) for a in (*rule.allowlists, *self.global_allowlists)):
                 continue
             yield Finding(rule.id, s_start, s_start + len(secret), secret)
 

@@ -1,9 +1,10 @@
 """Finding secrets in many strings at once.
 
-The strings of a session are joined into one text, one string per line block, so each
-rule runs where it can match rather than once per string:
+The strings of a session are joined into one text, one string per line block (up to
+three texts, by the width of their characters: :func:`_groups`), so each rule runs where
+it can match rather than once per string:
 
-- an RE2 set (google-re2) of gitleaks' keywords over the lower-cased text names the
+- an RE2 set (google-re2) of gitleaks' keywords, ignoring case, over the text names the
   keywords it holds; of the rules keyed by those, an RE2 set of their expressions over the
   text (``^`` and ``$`` at each line) names those that match anywhere. Only these run, on
   the lines (or strings) holding one of their keywords, as gitleaks runs a rule only on a
@@ -19,6 +20,7 @@ A finding is a span of one string: ``(string index, start, end, rule, secret)``.
 from __future__ import annotations
 
 import re
+import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -72,15 +74,99 @@ def _prefilter_pattern(rule: Rule) -> str | None:
     return "(?m)" + rule.pattern
 
 
-def _compiled_set(patterns: Sequence[str]) -> Any:
-    """An RE2 set of ``patterns``, matched unanchored. Once compiled, an RE2 set does not
-    give up on a long text (it has no slower engine to fall back on, so its automaton
-    keeps going however much it has to rebuild): an empty answer means no match."""
-    found = re2.Set.SearchSet(re2.Options())
+def _compiled_set(patterns: Sequence[str], *, any_case: bool = False) -> Any:
+    """An RE2 set of ``patterns``, matched unanchored (``any_case``: ignoring case). Once
+    compiled, an RE2 set does not give up on a long text (it has no slower engine to fall
+    back on, so its automaton keeps going however much it has to rebuild): an empty
+    answer means no match."""
+    options = re2.Options()
+    if any_case:
+        options.case_sensitive = False
+    found = re2.Set.SearchSet(options)
     for pattern in patterns:
         found.Add(pattern.encode("utf-8", "surrogatepass"))
     found.Compile()
     return found
+
+
+class _Text:
+    """Strings of a session joined into one text, one string per line block: the text;
+    its bytes as gitleaks' keywords are looked for (``keys``: every character not ASCII a
+    "?", one byte for one, so offsets stay the text's; gitleaks' keywords are ASCII and
+    lower-case, and are looked for ignoring ASCII's case); its UTF-8 bytes, as the
+    prefilter reads them; where each string starts; which strings (``indices``) they are.
+
+    An ASCII text's bytes are its characters and its keys at once (see :func:`_groups`)."""
+
+    __slots__ = ("_lowered", "data", "indices", "keys", "starts", "strings", "text")
+
+    def __init__(self, strings: Sequence[str], indices: list[int]) -> None:
+        self.indices = indices
+        self.strings = [strings[i] for i in indices]
+        self.text = text = "\n".join(self.strings)
+        starts = self.starts = [0] * len(indices)
+        offset = 0
+        for i, s in enumerate(self.strings):
+            starts[i] = offset
+            offset += len(s) + 1
+        if text.isascii():
+            self.data = self.keys = text.encode("ascii")
+        else:
+            self.keys = text.encode("ascii", "replace")
+            self.data = text.encode("utf-8", "replace")
+        self._lowered: bytes | None = None
+
+    @property
+    def lowered(self) -> bytes:
+        """``keys`` lower-cased (ASCII's lower case), made when first asked for: what a
+        short keyword, looked for at each string, is found in."""
+        if self._lowered is None:
+            self._lowered = self.keys.lower()
+        return self._lowered
+
+
+def _groups(strings: Sequence[str]) -> tuple[list[int], list[int], list[int]]:
+    """The strings (their indices) by the texts they are joined into: the ASCII ones;
+    the others whose characters all lie in the first 65,536; the rest. Python stores a
+    text with the room its widest character needs: one emoji in a one-character string
+    would make the whole joined text four bytes a character, and every copy and every
+    pass over it slower (by a few milliseconds on a real session). A wide string is told
+    by its size (:data:`_WIDE_BASE`), without reading it. Only the speed depends on the
+    groups: a string in any of them is scanned alike."""
+    ascii_strings: list[int] = []
+    narrow: list[int] = []
+    wide: list[int] = []
+    size = sys.getsizeof
+    for index, string in enumerate(strings):
+        if string.isascii():
+            ascii_strings.append(index)
+        elif size(string) == _WIDE_BASE + 4 * len(string):
+            wide.append(index)
+        else:
+            narrow.append(index)
+    return ascii_strings, narrow, wide
+
+
+_WIDE_BASE = sys.getsizeof("\U0001f600") - 4
+"""The size of a string four bytes a character, less its characters: CPython's, which
+tells a wide string from its size without reading it (elsewhere every string is taken as
+narrow, which only costs speed)."""
+
+
+class _Plan:
+    """The rules a scan runs, the same on each text: the candidates; the keyword-led
+    ones; the others by keyword; the long keywords, with an expression finding any of
+    them and an RE2 set naming those a line holds."""
+
+    __slots__ = ("by_keyword", "candidates", "led", "line_set", "long", "search")
+
+    def __init__(self) -> None:
+        self.candidates: list[Rule] = []
+        self.led: list[Rule] = []
+        self.by_keyword: dict[str, list[Rule]] = {}
+        self.long: list[str] = []
+        self.search: Any = None
+        self.line_set: Any = None
 
 
 class Scanner:
@@ -89,7 +175,7 @@ class Scanner:
         self.extra = [r for r in extra if r.id not in disabled]
         self.disabled = disabled
         self._keywords = sorted(rules.by_keyword)
-        self._all_keywords = _compiled_set([re.escape(k) for k in self._keywords])
+        self._all_keywords = _compiled_set([re.escape(k) for k in self._keywords], any_case=True)
         """Which keywords the text holds anywhere: only their rules can find anything."""
         self._line_set: Callable[[Sequence[str]], Any] = _compiled_set
         """Makes the RE2 set naming the keywords a line holds (for each scan, of the
@@ -112,38 +198,37 @@ class Scanner:
         return multiline
 
     def scan(self, strings: Sequence[str]) -> list[Span]:
-        text = "\n".join(strings)
-        starts = [0] * len(strings)
-        offset = 0
-        for i, s in enumerate(strings):
-            starts[i] = offset
-            offset += len(s) + 1
-        found: list[tuple[int, int, str, str]] = []  # absolute start, end, rule, secret
-        self._gitleaks(text, strings, starts, found)
-        for rule in self.extra:
-            for start, end in rule.find(text):
-                found.append((start, end, rule.id, text[start:end]))
+        texts = [_Text(strings, group) for group in _groups(strings) if group]
+        plan = self._plan(texts)
         spans = []
-        for start, end, rule_id, secret in found:
-            index = bisect_right(starts, start) - 1
-            base = starts[index]
-            if end - base > len(strings[index]):
-                continue  # crosses into the next string: the join made it up
-            spans.append(Span(index, start - base, end - base, rule_id, secret))
+        for text in texts:
+            found: list[tuple[int, int, str, str]] = []  # absolute start, end, rule, secret
+            self._gitleaks(text, plan, found)
+            for rule in self.extra:
+                for start, end in rule.find(text.text):
+                    found.append((start, end, rule.id, text.text[start:end]))
+            starts, indices = text.starts, text.indices
+            for start, end, rule_id, secret in found:
+                local = bisect_right(starts, start) - 1
+                base = starts[local]
+                index = indices[local]
+                if end - base > len(strings[index]):
+                    continue  # crosses into the next string: the join made it up
+                spans.append(Span(index, start - base, end - base, rule_id, secret))
         return spans
 
-    def _candidates(
-        self, strings: Sequence[str], ascii_bytes: list[bytes | None], lowered: bytes
-    ) -> list[Rule]:
-        """The rules worth running: those holding a keyword the text holds (or none), and,
-        of these, those whose expression matches somewhere in the text (one RE2 set over
-        the text, as RE2 reads each unit: UTF-8, a lone surrogate as "?"). ``ascii_bytes``: each
-        string's bytes when it is ASCII."""
+    def _candidates(self, texts: Sequence[_Text]) -> list[Rule]:
+        """The rules worth running: those holding a keyword the texts hold (or none), and,
+        of these, those whose expression matches somewhere in them (one RE2 set over
+        each text, as RE2 reads each unit: UTF-8, a lone surrogate as "?")."""
         rules = self.rules
         disabled = self.disabled
         keywords = self._keywords
+        held: set[int] = set()
+        for text in texts:
+            held.update(self._all_keywords.Match(text.keys) or ())
         wanted: dict[str, Rule] = {}
-        for index in self._all_keywords.Match(lowered) or ():
+        for index in sorted(held):
             for rule in rules.by_keyword[keywords[index]]:
                 if rule.id not in disabled:
                     wanted[rule.id] = rule
@@ -152,11 +237,11 @@ class Scanner:
                 wanted[rule.id] = rule
         checked = [(rule, p) for rule in wanted.values() if (p := _prefilter_pattern(rule)) is not None]
         if checked:
-            data = b"\n".join(
-                [b if b is not None else s.encode("utf-8", "replace") for s, b in zip(strings, ascii_bytes)]  # noqa: B905
-            )
+            matched: set[int] = set()
             try:
-                matched = set(_compiled_set([p for _, p in checked]).Match(data) or ())
+                found = _compiled_set([p for _, p in checked])
+                for text in texts:
+                    matched.update(found.Match(text.data) or ())
             except re2.error:  # an expression RE2 refuses: each is run, and apply tells
                 matched = set(range(len(checked)))
             for index, (rule, _) in enumerate(checked):
@@ -164,59 +249,62 @@ class Scanner:
                     del wanted[rule.id]
         return list(wanted.values())
 
-    def _gitleaks(
-        self, text: str, strings: Sequence[str], starts: list[int], found: list[tuple[int, int, str, str]]
-    ) -> None:
-        """Each rule over the lines (or, for a rule spanning lines or keyed by a short
-        keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
-        on a fragment holding its keyword."""
-        rules = self.rules
-        # gitleaks' keywords are ASCII: every other character becomes "?", one byte for one,
-        # so offsets stay those of the text, and lower-casing is ASCII's.
-        ascii_bytes = [s.encode() if s.isascii() else None for s in strings]
-        lowered = b"\n".join(
-            [b if b is not None else s.encode("ascii", "replace") for s, b in zip(strings, ascii_bytes)]  # noqa: B905
-        ).lower()
-        candidates = self._candidates(strings, ascii_bytes, lowered)
-        led = sorted((r for r in candidates if self._is_led(r)), key=lambda r: r.id)
-        by_keyword: dict[str, list[Rule]] = {}
+    def _plan(self, texts: Sequence[_Text]) -> _Plan:
+        """The rules to run on every text, by how they run."""
+        candidates = self._candidates(texts)
+        plan = _Plan()
+        plan.candidates = candidates
+        plan.led = sorted((r for r in candidates if self._is_led(r)), key=lambda r: r.id)
+        by_keyword = plan.by_keyword
         for rule in candidates:
             if not self._is_led(rule):
                 for keyword in rule.keywords:
                     by_keyword.setdefault(keyword, []).append(rule)
+        plan.long = sorted(k for k in by_keyword if len(k) > SHORT_KEYWORD)
+        if plan.long:
+            plan.search = _alternation(plan.long).search
+            plan.line_set = self._line_set(["(?i)" + re.escape(k) for k in plan.long])
+        return plan
+
+    def _gitleaks(self, text: _Text, plan: _Plan, found: list[tuple[int, int, str, str]]) -> None:
+        """Each rule over the lines (or, for a rule spanning lines or keyed by a short
+        keyword, the strings) that hold one of its keywords, as gitleaks runs a rule only
+        on a fragment holding its keyword."""
+        rules = self.rules
+        strings, starts, keys = text.strings, text.starts, text.keys
+        by_keyword = plan.by_keyword
         units: dict[str, set[tuple[int, int]]] = {}
 
         def string_span(pos: int) -> tuple[int, int]:
             i = bisect_right(starts, pos) - 1
             return starts[i], starts[i] + len(strings[i])
 
-        long = []
         for keyword, wanted in by_keyword.items():
             if len(keyword) > SHORT_KEYWORD:
-                long.append(keyword)
                 continue
             needle = keyword.encode()
+            lowered = text.lowered
             pos = lowered.find(needle)
             while pos >= 0:
                 span = string_span(pos)
                 for rule in wanted:
                     units.setdefault(rule.id, set()).add(span)
                 pos = lowered.find(needle, span[1])
+        long = plan.long
         if long:
-            long.sort()
-            search = _alternation(long).search
-            line_set = self._line_set([re.escape(k) for k in long])
-            size = len(lowered)
+            search, line_set = plan.search, plan.line_set
+            size = len(keys)
             pos = 0
             # a line holding a keyword: which keywords it holds, then on to the next line
-            while (m := search(lowered, pos)) is not None:
-                pos = lowered.find(b"\n", m.end())
+            while (m := search(keys, pos)) is not None:
+                pos = keys.find(b"\n", m.end())
                 if pos < 0:
                     pos = size
-                line = (lowered.rfind(b"\n", 0, m.start()) + 1, pos)
-                held = lowered[line[0] : line[1]]
+                line = (keys.rfind(b"\n", 0, m.start()) + 1, pos)
+                held = keys[line[0] : line[1]]
                 present = line_set.Match(held)
                 if present is None:  # RE2 gave up (its memory bound): each keyword looked for
+                    held = held.lower()
                     present = [i for i, k in enumerate(long) if k.encode() in held]
                 for index in present:
                     for rule in by_keyword[long[index]]:
@@ -224,18 +312,18 @@ class Scanner:
                             string_span(line[0]) if self._is_multiline(rule) else line
                         )
         for rule in rules.unconditional:
-            if rule in candidates:
+            if rule in plan.candidates:
                 units[rule.id] = {(starts[i], starts[i] + len(s)) for i, s in enumerate(strings)}
         for rule_id in sorted(units):
             rule = rules.rules[rule_id]
             for a, b in sorted(units[rule_id]):
-                for f in rules.apply(rule, text, a, b):
+                for f in rules.apply(rule, text.text, a, b):
                     found.append((f.start, f.end, f.rule, f.secret))
-        for rule in led:
-            self._keyword_led(rule, text, lowered, found)
+        for rule in plan.led:
+            self._keyword_led(rule, text.text, keys, found)
 
     def _keyword_led(
-        self, rule: Rule, text: str, lowered: bytes, found: list[tuple[int, int, str, str]]
+        self, rule: Rule, text: str, keys: bytes, found: list[tuple[int, int, str, str]]
     ) -> None:
         """A keyword-led rule on each line holding one of its keywords, tried where each
         of them starts; a line where the rule matches at none of these places is passed
@@ -248,15 +336,15 @@ class Scanner:
                 pass
             return
         match = rule.rest.match
-        size = len(lowered)
+        size = len(keys)
         # by line, the places where the rule matches: the others can find nothing, so
         # the rule run on the line with these alone finds what it finds with them all
         lines: list[tuple[int, list[int]]] = []
         end = -1
         places: list[int] | None = None
-        for place in _places(lowered, rule.keywords):
+        for place in _places(keys, rule.keywords):
             if place >= end:
-                end = lowered.find(b"\n", place)
+                end = keys.find(b"\n", place)
                 if end < 0:
                     end = size
                 places = None
@@ -266,18 +354,27 @@ class Scanner:
                     lines.append((end, places))
                 places.append(place)
         for end, places in lines:
-            start = lowered.rfind(b"\n", 0, places[0]) + 1
+            start = keys.rfind(b"\n", 0, places[0]) + 1
             for f in rules.apply(rule, text, start, end, places):
                 found.append((f.start, f.end, f.rule, f.secret))
 
 
+_ALTERNATIONS: dict[tuple[str, ...], Any] = {}
+
+
 def _alternation(keywords: Sequence[str]) -> Any:
-    """An RE2 expression matching any of ``keywords``, the longest first."""
-    return re2.compile("|".join(map(re.escape, sorted(keywords, key=lambda k: (-len(k), k)))).encode())
+    """An RE2 expression matching any of ``keywords``, the longest first, in either case
+    (compiled once: a scan runs it on each of its texts)."""
+    key = tuple(keywords)
+    expression = _ALTERNATIONS.get(key)
+    if expression is None:
+        ordered = sorted(keywords, key=lambda k: (-len(k), k))
+        expression = _ALTERNATIONS[key] = re2.compile(("(?i)" + "|".join(map(re.escape, ordered))).encode())
+    return expression
 
 
-def _places(lowered: bytes, keywords: Sequence[str]) -> list[int]:
-    """Where each of ``keywords`` starts in ``lowered``, in order; two may overlap, as
+def _places(keys: bytes, keywords: Sequence[str]) -> list[int]:
+    """Where each of ``keywords`` starts in ``keys``, in either case, in order; two may overlap, as
     "secret" and "token" do in "secretoken", so each search starts one past the last
     place."""
     expression = _alternation(keywords)
@@ -286,15 +383,15 @@ def _places(lowered: bytes, keywords: Sequence[str]) -> list[int]:
     places = []
     pos = 0
     if regexp is None or anchor is None:  # pragma: no cover - another google-re2 than 1.1
-        while (m := expression.search(lowered, pos)) is not None:
+        while (m := expression.search(keys, pos)) is not None:
             pos = m.start()
             places.append(pos)
             pos += 1
         return places
     # RE2's own match, without the wrapper's match object: a third of the time
     match = regexp.Match
-    size = len(lowered)
-    while (pos := match(anchor, lowered, pos, size)[0][0]) >= 0:
+    size = len(keys)
+    while (pos := match(anchor, keys, pos, size)[0][0]) >= 0:
         places.append(pos)
         pos += 1
     return places
