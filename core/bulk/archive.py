@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .manifest import Manifest
+from .manifest import Manifest, output_links
 from .summary import Summary
 from .worker import write_atomic
 
@@ -53,13 +53,7 @@ def archive_result(
     if not payloads:
         return
     rel = result["input"]
-    old = (manifest.get(rel) or {}).get("outputs") or {}
-    links = {
-        name: out["path"]
-        for name, out in old.items()
-        if isinstance(out, dict) and isinstance(out.get("path"), str)
-    }
-    links.update(result["outputs"])
+    links = {**output_links(manifest.get(rel)), **result["outputs"]}
     for name, payload in payloads.items():
         try:
             stores[name].add(rel, payload, result.get("sha256"), links)

@@ -20,7 +20,7 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..jsonio import dumps, loads
@@ -137,6 +137,25 @@ def well_formed(rec: Any) -> bool:
     if meta is not None and not isinstance(meta, dict):
         return False
     return finite(rec) == rec
+
+
+def output_links(rec: Mapping[str, Any] | None) -> dict[str, str]:
+    """The outputs a record names, by format name: the path below OUTDIR of each."""
+    outputs = (rec or {}).get("outputs") or {}
+    return {
+        name: out["path"]
+        for name, out in sorted(outputs.items())
+        if isinstance(out, dict) and isinstance(out.get("path"), str)
+    }
+
+
+def output_paths(rec: Mapping[str, Any] | None) -> frozenset[str]:
+    """Every file a record names as written for its input: each output and its leaves."""
+    paths = set(output_links(rec).values())
+    for out in ((rec or {}).get("outputs") or {}).values():
+        if isinstance(out, dict) and isinstance(out.get("leaves"), list):
+            paths.update(rel for rel in out["leaves"] if isinstance(rel, str))
+    return frozenset(paths)
 
 
 def _ends_with_newline(path: str) -> bool:

@@ -29,7 +29,7 @@ from .discover import (
     leaf_rel,
     output_rel,
 )
-from .manifest import Manifest, locked
+from .manifest import Manifest, locked, output_links, output_paths
 from .progress import Progress
 from .select import Selection, select
 from .summary import Summary
@@ -370,33 +370,14 @@ def _plan(
             src.open_rel or src.rel,
             timeout or None,
             filters,
-            _recorded(manifest.get(src.rel)),
+            output_paths(manifest.get(src.rel)),
             force,
-            _links(manifest.get(src.rel)) if here and any(s.archive for s in wanted) else (),
+            tuple(output_links(manifest.get(src.rel)).items())
+            if here and any(s.archive for s in wanted)
+            else (),
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe
-
-
-def _recorded(rec: dict[str, Any] | None) -> frozenset[str]:
-    """The output paths a manifest record names: what piconv wrote for that input."""
-    paths: set[str] = set()
-    for out in ((rec or {}).get("outputs") or {}).values():
-        if isinstance(out, dict):
-            for rel in [out.get("path"), *(out.get("leaves") or ())]:
-                if isinstance(rel, str):
-                    paths.add(rel)
-    return frozenset(paths)
-
-
-def _links(rec: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
-    """The outputs an earlier run recorded for a session, by format name."""
-    outputs = (rec or {}).get("outputs") or {}
-    return tuple(
-        (name, out["path"])
-        for name, out in sorted(outputs.items())
-        if isinstance(out, dict) and isinstance(out.get("path"), str)
-    )
 
 
 def _claim_names(
