@@ -118,3 +118,24 @@ def test_piconvs_own_index_is_rewritten_as_the_archive_grows(tmp_path: Path) -> 
     assert summary.notes == [] and summary.converted == 1
     assert b"a fourth session" in (out / "index.md").read_bytes()
     assert b"a fourth session" in (out / "index.html").read_bytes()
+
+
+def test_a_file_of_someone_elses_beside_the_archive_is_left_with_a_note(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    side = out / "archive.metadata.json"
+    side.write_bytes(NOTES)
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True)
+
+    assert side.read_bytes() == NOTES
+    assert summary.converted == 3 and any("archive.metadata.json" in n for n in summary.notes)
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True, force=True)
+    assert b"archived by piconv" in side.read_bytes()
+    stale = side.read_bytes().replace(b'"title"', b'"title" ', 1)  # an older piconv's
+    side.write_bytes(stale)
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True)
+    assert summary.notes == [] and side.read_bytes() != stale

@@ -205,6 +205,13 @@ class ArchiveStore:
         self.store.close()
         return {metadata_name(self.path): metadata_bytes(self.path)}
 
+    @staticmethod
+    def owns(existing: bytes) -> bool:
+        """Whether a file beside the archive is metadata piconv wrote (any version)."""
+        from .metadata import MARK
+
+        return MARK.encode() in existing
+
 
 ARCHIVE = SqliteArchive()
 

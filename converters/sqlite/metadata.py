@@ -11,6 +11,10 @@ from typing import Any
 
 import orjson
 
+MARK = "archived by piconv"
+"""In the metadata's description: how a directory run knows the file beside the archive
+as its own, to rewrite it (any other file there is left alone)."""
+
 
 def metadata_name(db_path: str) -> str:
     stem = os.path.basename(db_path).rsplit(".", 1)[0] or "archive"
@@ -59,7 +63,7 @@ def metadata(db_path: str) -> dict[str, Any]:
     database = os.path.basename(db_path).rsplit(".", 1)[0] or "archive"
     return {
         "title": "pi sessions",
-        "description": "pi coding-agent sessions archived by piconv (docs/formats/sqlite.md)",
+        "description": "pi coding-agent sessions " + MARK + " (docs/formats/sqlite.md)",
         "databases": {
             database: {
                 "tables": {

@@ -63,22 +63,41 @@ def archive_result(
             result["status"] = "failed"
 
 
-def close_stores(stores: dict[str, Any], outdir: str, failed: bool = False) -> list[str]:
+def close_stores(
+    stores: dict[str, Any],
+    outdir: str,
+    failed: bool = False,
+    replace_any: bool = False,
+    notes: list[str] | None = None,
+) -> list[str]:
     """Close every store still open (and forget it); write the files each keeps beside
-    itself unless the run ``failed``. Returns the archives' paths."""
+    itself unless the run ``failed``. Returns the archives' paths. A file already at
+    such a place is replaced only when it is the store's own (``owns``, optional) or
+    ``replace_any`` (``--force``); else it stays, with a note."""
     written = []
     while stores:
         _name, store = stores.popitem()
         extra = store.close()
         written.append(store.path)
-        if not failed:
-            for file_name, data in (extra or {}).items():
-                path = os.path.join(outdir, file_name)
-                try:
-                    with open(path, "rb") as fh:
-                        if fh.read() == data:
-                            continue
-                except OSError:
-                    pass
-                write_atomic(path, data, outdir)
+        if failed:
+            continue
+        owns = getattr(store, "owns", None)
+        for file_name, data in (extra or {}).items():
+            path = os.path.join(outdir, file_name)
+            try:
+                with open(path, "rb") as fh:
+                    existing: bytes | None = fh.read()
+            except FileNotFoundError:
+                existing = None
+            except OSError:  # a directory, a device...: not the store's
+                existing = b""
+            if existing == data:
+                continue
+            if existing is not None and not replace_any and not (owns is not None and owns(existing)):
+                if notes is not None:
+                    notes.append(
+                        f"{path}: not written by piconv; left as it is (move it away, or use --force)"
+                    )
+                continue
+            write_atomic(path, data, outdir)
     return written

@@ -240,7 +240,7 @@ def run_bulk(
                 if close is not None:
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
                 _release(fmts)
-            summary.archives = close_stores(stores, real_out)
+            summary.archives = close_stores(stores, real_out, replace_any=force, notes=summary.notes)
             try:
                 summary.indexes = _write_indexes(manifest, fmts, real_out, force, summary.notes)
             except OSError as exc:
