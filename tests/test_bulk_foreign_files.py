@@ -139,3 +139,17 @@ def test_a_file_of_someone_elses_beside_the_archive_is_left_with_a_note(tmp_path
 
     summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True)
     assert summary.notes == [] and side.read_bytes() != stale
+
+
+def test_a_fifo_where_the_index_goes_is_left_and_never_read(tmp_path: Path) -> None:
+    import os
+
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "index.md")  # opening it to read would wait for a writer forever
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True)
+
+    assert (out / "index.md").is_fifo()
+    assert summary.converted == 3 and any("index.md" in n for n in summary.notes)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .manifest import Manifest, output_links
 from .summary import Summary
-from .worker import write_atomic
+from .worker import write_own
 
 
 def open_stores(fmts: list[Any], outdir: str, summary: Summary) -> dict[str, Any]:
@@ -81,23 +81,9 @@ def close_stores(
         written.append(store.path)
         if failed:
             continue
-        owns = getattr(store, "owns", None)
+        owns = getattr(store, "owns", None) or (lambda existing: False)
         for file_name, data in (extra or {}).items():
             path = os.path.join(outdir, file_name)
-            try:
-                with open(path, "rb") as fh:
-                    existing: bytes | None = fh.read()
-            except FileNotFoundError:
-                existing = None
-            except OSError:  # a directory, a device...: not the store's
-                existing = b""
-            if existing == data:
-                continue
-            if existing is not None and not replace_any and not (owns is not None and owns(existing)):
-                if notes is not None:
-                    notes.append(
-                        f"{path}: not written by piconv; left as it is (move it away, or use --force)"
-                    )
-                continue
-            write_atomic(path, data, outdir)
+            if not write_own(path, data, outdir, owns, replace_any) and notes is not None:
+                notes.append(f"{path}: not written by piconv; left as it is (move it away, or use --force)")
     return written

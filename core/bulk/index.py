@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..facts import clean_title, project_name
-from .worker import write_atomic
+from .worker import write_own
 
 INDEXED_FORMATS = ("html", "markdown")
 TITLE_CHARS = 120
@@ -144,18 +144,8 @@ def write_index(fmt: str, records: Iterable[dict[str, Any]], outdir: str, replac
     else:
         name, data = "index.md", render_markdown(projects).encode("utf-8")
     path = os.path.join(outdir, name)
-    try:
-        with open(path, "rb") as fh:
-            existing = fh.read()
-    except FileNotFoundError:
-        existing = None
-    except OSError:  # a directory, a device, a link to nothing...: not piconv's
-        existing = b""
-    if existing == data:
-        return path
-    if existing is not None and not replace_any and not _ours(fmt, existing):
+    if not write_own(path, data, outdir, lambda existing: _ours(fmt, existing), replace_any):
         raise NotOurIndex(f"{path}: not written by piconv; left as it is (move it away, or use --force)")
-    write_atomic(path, data, outdir)
     return path
 
 

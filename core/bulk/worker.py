@@ -23,6 +23,7 @@ import re
 import stat
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,6 +239,30 @@ def claim(final: str, rel_out: str, data: bytes | memoryview) -> None:
         f"{rel_out} is already in the output directory and piconv did not write it: "
         "left as it is (move it away, or use --force to replace it)"
     )
+
+
+def write_own(
+    path: str, data: bytes, outdir: str, ours: Callable[[bytes], bool], replace_any: bool = False
+) -> bool:
+    """Write a file of the run's own (an index, a file beside an archive) at ``path``
+    unless it already holds ``data``; whether it is there now. What is at that place is
+    replaced only when ``ours(its bytes)`` says piconv wrote it, or ``replace_any``
+    (``--force``); anything but a regular file is never read (a FIFO would block)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        existing = None
+    else:
+        existing = b""
+        if stat.S_ISREG(info.st_mode):
+            with open(path, "rb") as fh:
+                existing = fh.read()
+    if existing == data:
+        return True
+    if existing is not None and not replace_any and not ours(existing):
+        return False
+    write_atomic(path, data, outdir)
+    return True
 
 
 def write_atomic(final: str, data: bytes | memoryview, outdir: str, guard: str | None = None) -> None:
