@@ -9,6 +9,8 @@ from pathlib import Path
 
 import piconv
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from piconv.cli import main
 from piconv.hookspecs import hookimpl
 from piconv.redaction import RedactOptions, gitleaks
@@ -491,3 +493,22 @@ def test_every_occurrence_in_an_entry_is_replaced_however_often_it_recurs() -> N
     result = piconv.redact(piconv.load(data))
     assert token not in repr(result.document.entries)
     assert result.to_json()["rules"]["github-pat"]["count"] == 6
+
+
+@given(st.text())
+def test_a_value_is_also_found_in_the_json_escaped_spelling_json_writes(value: str) -> None:
+    from piconv.redaction.rules import escaped_forms
+
+    written = json.dumps(value, ensure_ascii=False)[1:-1]
+    assert escaped_forms(value) == ([value] if written == value else [value, written])
+
+
+def test_options_neither_compare_nor_show_the_environment() -> None:
+    secret_env = {"DEPLOY_TOKEN": "s3cr3t-deploy-key"}
+    options = RedactOptions(values=("x",), environ=secret_env)
+    assert options == RedactOptions(values=("x",))
+    assert hash(options) == hash(RedactOptions(values=("x",)))
+    assert "s3cr3t" not in repr(options) and "values=('x',)" in repr(options)
+    assert options != RedactOptions(values=("y",))
+    with pytest.raises(AttributeError):
+        options.values = ()  # type: ignore[misc]

@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..records import Frozen, Mutable, frozen
 
 if TYPE_CHECKING:
     from ..ir import Document
@@ -30,8 +30,8 @@ RULES_VERSION = 1
 OWN_RULES = ("url-password", "env-assignment", "home", "user", "value", "pattern", "env")
 
 
-@dataclass(frozen=True)
-class RedactOptions:
+@frozen
+class RedactOptions(Frozen):
     """What to redact.
 
     - ``values``: literal strings, redacted wherever they appear (``--redact-value``).
@@ -51,11 +51,19 @@ class RedactOptions:
 
     values: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
-    environ: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
+    environ: Mapping[str, str] | None = None
     images: bool = False
     disabled: tuple[str, ...] = ()
     homes: tuple[str, ...] | None = None
     users: tuple[str, ...] | None = None
+
+    def _values(self) -> tuple[Any, ...]:
+        # the environment is neither compared nor shown: its values are what is redacted
+        return tuple(getattr(self, name) for name in self._names if name != "environ")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._names if name != "environ")
+        return f"RedactOptions({shown})"
 
     def env_values(self) -> list[str]:
         from .rules import NOT_SECRET_ENV, SECRET_ENV_NAME
@@ -66,7 +74,7 @@ class RedactOptions:
             {
                 v
                 for k, v in self.environ.items()
-                if SECRET_ENV_NAME.search(k) and k not in NOT_SECRET_ENV and len(v) >= 8
+                if re.search(SECRET_ENV_NAME, k) and k not in NOT_SECRET_ENV and len(v) >= 8
             }
         )
 
@@ -116,13 +124,16 @@ def rule_ids() -> list[str]:
     return sorted({*load().rules, *OWN_RULES})
 
 
-@dataclass(slots=True)
-class Redaction:
+class Redaction(Mutable):
     """A redacted document and what was removed."""
 
-    document: Document
-    outcome: Outcome
-    options: RedactOptions
+    __slots__ = ("document", "options", "outcome")
+    _fields = ("document", "outcome", "options")
+
+    def __init__(self, document: Document, outcome: Outcome, options: RedactOptions) -> None:
+        self.document = document
+        self.outcome = outcome
+        self.options = options
 
     def to_json(self) -> dict[str, Any]:
         """Counts by rule with entry ids and lines, never a secret."""

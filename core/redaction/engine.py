@@ -430,7 +430,7 @@ class Redactor:
             # the walk meets the strings in the order they were collected: once it has
             # replaced as many as the entry holds, the rest of the entry is kept as it is
             # (unless something is to be dropped)
-            self._left = -1 if drops else sum(1 for s in seen if s in replaced)
+            self._left = -1 if drops else sum(map(replaced.__contains__, seen))
             entries.append(self._rebuild(entry))
             self._left = -1
         self._entry = None

@@ -13,7 +13,6 @@ source code does not look for in a session.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 
@@ -41,22 +40,33 @@ GENERIC_USERS = frozenset(
 """User names too common to replace wherever they appear as a word (the home directory
 still becomes ``~``)."""
 
-SECRET_ENV_NAME = re.compile(
+SECRET_ENV_NAME = (
     r"(?i)(?:key|token|secret|passw(?:or)?d|pwd|credential|auth|session|cookie|private|signature|dsn)"
 )
-"""Names of environment variables whose values ``--redact-env`` redacts."""
+"""Names of environment variables whose values ``--redact-env`` redacts (an expression,
+compiled only by a run that asks for them)."""
 NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD", "XAUTHORITY", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KRB5CCNAME"})
 """Names that match :data:`SECRET_ENV_NAME` but hold a directory or a socket's path."""
+
+
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(0x20)} | {
+    ord('"'): '\\"',
+    ord("\\"): "\\\\",
+    ord("\b"): "\\b",
+    ord("\f"): "\\f",
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+    ord("\t"): "\\t",
+}
+"""What a JSON writer escapes in a string, as ``json.dumps(..., ensure_ascii=False)``
+does: the quote, the backslash and the control characters, five of them by letter."""
 
 
 def escaped_forms(value: str) -> list[str]:
     """``value`` and its JSON-escaped spelling when that differs (a quote, a backslash,
     a control character)."""
-    forms = [value]
-    inner = json.dumps(value, ensure_ascii=False)[1:-1]
-    if inner != value:
-        forms.append(inner)
-    return forms
+    inner = value.translate(_JSON_ESCAPES)
+    return [value] if inner == value else [value, inner]
 
 
 _WORDISH = re.compile(r"[\w-]")
