@@ -15,7 +15,7 @@ import orjson
 import piconv
 import pytest
 from piconv import Report, reader
-from piconv.converters.markdown import checker, render, write, writer
+from piconv.converters.markdown import blocks, checker, render, write, writer
 from piconv.converters.markdown import escape as esc
 from piconv.converters.markdown.images import Images
 
@@ -240,16 +240,16 @@ def test_the_checker_gives_the_whole_checks_verdict_around_a_huge_text(huge_mark
 @pytest.mark.parametrize("tail", ["\n", "", " \n\t ", "x\n\n", "\r\n\x00"])
 def test_a_block_in_pieces_is_the_characters_of_the_block_joined(tail: str) -> None:
     line = "a `` ``` ```` line\n"
-    text = line * (render.HUGE_TEXT_CHARS // len(line) + 1) + tail
+    text = line * (blocks.HUGE_TEXT_CHARS // len(line) + 1) + tail
     for language in ("text", "bash"):
-        assert "".join(render._fenced(text, language)) == esc.fenced(text, language)
+        assert "".join(blocks.fenced_block(text, language)) == esc.fenced(text, language)
     renderer = render.Renderer(Report("markdown"), Images("omit", Report("markdown"), None, "s"), 2, {})
     huge = renderer._huge(text)
-    assert renderer._block(text) == huge and isinstance(huge, render.Pieces)
+    assert renderer._block(text) == huge and isinstance(huge, blocks.Pieces)
     assert "".join(renderer._text(text)) == "".join(huge).rstrip("\n")
-    for body in (huge, renderer._text(text), render.Pieces((text, tail)), render.Pieces(("x", " \n"))):
-        assert "".join(render._details("S", body)) == render._details("S", "".join(body))
-    blocks = ["a\n", huge, "b\n"]
-    assert "".join(render._join(blocks, "\n")) == "\n".join(
-        b if type(b) is str else "".join(b) for b in blocks
+    for body in (huge, renderer._text(text), blocks.Pieces((text, tail)), blocks.Pieces(("x", " \n"))):
+        assert "".join(blocks.collapsed("S", body)) == blocks.collapsed("S", "".join(body))
+    parts = ["a\n", huge, "b\n"]
+    assert "".join(blocks.join_blocks(parts, "\n")) == "\n".join(
+        b if type(b) is str else "".join(b) for b in parts
     )

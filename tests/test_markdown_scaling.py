@@ -16,7 +16,7 @@ import piconv
 import pytest
 from piconv import Report
 from piconv.converters.markdown import write
-from piconv.converters.markdown.render import HUGE_TEXT_CHARS
+from piconv.converters.markdown.blocks import HUGE_TEXT_CHARS
 
 
 def comb(forks: int) -> bytes:

@@ -15,247 +15,51 @@ happened. System prompts are collapsed ``<details>`` blocks.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, overload
+from typing import Any
 
 from piconv import Report
 from piconv.ir import (
     EMPTY,
     AssistantMessage,
-    BranchSummary,
-    Compaction,
     Content,
-    ContextEdit,
     Entry,
     ExtensionMessage,
-    ExtensionState,
     Image,
-    Label,
     MessageBody,
-    ModelChange,
     Reasoning,
-    ReasoningLevelChange,
-    SessionName,
     ShellCommand,
     SummaryMessage,
     SystemMessage,
     Text,
     ToolCall,
     ToolResult,
-    UnknownBody,
     UnknownMessage,
     UnknownPart,
-    UsageRecord,
     UserMessage,
 )
 
 from . import escape as esc
+from .blocks import (
+    HUGE_NOTE,
+    HUGE_TEXT_CHARS,
+    Block,
+    Pieces,
+    collapsed,
+    fenced_block,
+    join_blocks,
+    note,
+    parts,
+)
+from .headings import TURN_EVENTS, TURN_WHO, short_time, starts_turn, turn_title, when
 from .images import Images
+from .notes import Notes
 from .tools import describe_call, result_language, summary_target
 from .tools import pretty_json as _json
 
-
-class Pieces(list[str]):
-    """A block given as pieces to write one after the other, never joined: a huge text
-    goes out as it is, with no copy of it beside it (:func:`.writer.emit`)."""
-
-    __slots__ = ()
-
-
-Block = str | Pieces
-"""A block of the output: a str, or a huge one in :class:`Pieces`."""
-
-_ISO_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-_ISO = re.compile(r"^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d(?::\d\d)?)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
-
-
-def when(entry: Entry) -> str:
-    """The entry's time as ``YYYY-MM-DD HH:MM:SS UTC`` (seconds precision keeps headings
-    short); the message's epoch milliseconds when the entry has no usable timestamp.
-    Returns Markdown: an unrecognised timestamp is escaped."""
-    ts = entry.timestamp
-    if isinstance(ts, str):
-        if len(ts) == 24 and _ISO_MS.fullmatch(ts):
-            return f"{ts[:10]} {ts[11:19]} UTC"  # what pi writes: a shortcut
-        m = _ISO.match(ts.strip())
-        if m:
-            date, time, zone = m.groups()
-            return f"{date} {time} {'UTC' if zone is None or zone == 'Z' else zone}"
-    msg = entry.message
-    ms = getattr(msg, "timestamp", None) if msg is not None else None
-    if isinstance(ms, (int, float)) and not isinstance(ms, bool):
-        try:
-            return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-        except (OverflowError, OSError, ValueError):
-            pass
-    return esc.inline(ts, 40) if isinstance(ts, str) else ""
-
-
-def _parts(content: Content | None) -> tuple[Any, ...]:
-    """Content as parts: a plain string is one text part (assistant content included,
-    which pi's older files store as a string)."""
-    if isinstance(content, str):
-        return (Text(text=content),)
-    if isinstance(content, (tuple, list)):
-        return tuple(content)
-    return ()
-
-
-@overload
-def _details(summary: str, body: str) -> str: ...
-@overload
-def _details(summary: str, body: Block) -> Block: ...
-def _details(summary: str, body: Block) -> Block:
-    """A collapsed block. ``summary`` must already be HTML-escaped; ``body`` is Markdown
-    that leaves no container open (the blank line and ``</details>`` at column 0 close
-    anything it opened)."""
-    if type(body) is not str:
-        # The same characters as below, the rule applied to the last piece (which ends
-        # the text: white space to strip stays within it when it holds anything else).
-        last = body[-1] if body else ""
-        head = f"<details>\n<summary>{summary}</summary>\n\n"
-        if len(last) > 1 and last[-1] == "\n" and not last[-2].isspace():
-            return Pieces((head, *body, "\n</details>\n"))
-        if last.rstrip():
-            return Pieces((head, *body[:-1], last.rstrip(), "\n\n</details>\n"))
-        body = "".join(body)  # (not a shape the writer makes in pieces)
-    if len(body) > 1 and body[-1] == "\n" and not body[-2].isspace():
-        # The usual body (a block ending in one newline): the same text as below,
-        # without copying the body once more to strip that newline.
-        return f"<details>\n<summary>{summary}</summary>\n\n{body}\n</details>\n"
-    return f"<details>\n<summary>{summary}</summary>\n\n{body.rstrip()}\n\n</details>\n"
-
-
-def _note(text: str) -> str:
-    return f"*{text}*\n"
-
-
-def _join(blocks: Sequence[Block], sep: str) -> Block:
-    """``sep.join(blocks)``, in pieces when a block is."""
-    if all(type(block) is str for block in blocks):
-        return sep.join(blocks)  # type: ignore[arg-type]
-    out = Pieces()
-    for i, block in enumerate(blocks):
-        if i:
-            out.append(sep)
-        if type(block) is str:
-            out.append(block)
-        else:
-            out.extend(block)
-    return out
-
-
-def _fenced(text: str, language: str) -> Block:
-    """:func:`.escape.fenced`, in pieces for a text longer than :data:`HUGE_TEXT_CHARS`
-    (the same characters)."""
-    if len(text) <= HUGE_TEXT_CHARS:
-        return esc.fenced(text, language)
-    text = esc.normalize_newlines(text)
-    fence = esc.fence_for(text)
-    end = "" if text[-1] == "\n" else "\n"
-    return Pieces((f"{fence}{language}\n", text, f"{end}{fence}\n"))
-
-
-HUGE_TEXT_CHARS = 1 << 20
-"""Message text longer than this (1 Mi characters) is written as a fenced code block,
-not as Markdown: Markdown's block and inline parsers, the writer's and the checker's,
-take time and memory far beyond the text's size on such a text."""
-
-_HUGE_NOTE = _note("A very long text, shown as it is (not as Markdown):")
-
-PREVIEW_CHARS = 80
-"""A turn heading's preview of its prompt is cut at this many characters."""
-
-_WHEN_PARTS = re.compile(r"(\d{4}-\d\d-\d\d) (\d\d:\d\d)(?::\d\d)? (\S+)")
-
-
-def short_time(when_text: str, last_date: str | None) -> tuple[str, str | None]:
-    """A turn heading's time (minutes) from :func:`when`'s text, with the date only
-    when it differs from ``last_date``; and the date now current."""
-    m = _WHEN_PARTS.fullmatch(when_text)
-    if m is None:
-        return when_text, last_date  # (already Markdown: escaped by when())
-    date, time, zone = m.groups()
-    return (f"{time} {zone}" if date == last_date else f"{date} {time} {zone}"), date
-
-
-def preview(content: Content | None, fallback: str) -> str:
-    """The first line of a message's text, as heading text (escaped), cut at
-    :data:`PREVIEW_CHARS` with "..." (ASCII: a heading of plain ASCII or Latin-1 text
-    keeps the checker's buffer narrow, even beside a huge ASCII message). Only the start
-    of the text is read, so a huge message costs no more than a small one."""
-    for part in _parts(content):
-        if isinstance(part, Text) and part.text and not part.text.isspace():
-            head = esc.normalize_newlines(part.text[: PREVIEW_CHARS * 4])
-            line = esc.one_line(next((x for x in head.split("\n") if x.strip()), ""))
-            if not line:
-                continue  # (white space all through its start)
-            if len(line) > PREVIEW_CHARS:
-                line = line[: PREVIEW_CHARS - 3].rstrip() + "..."
-            return esc.inline(line)
-    return fallback
-
-
-def starts_turn(entry: Entry) -> bool:
-    """Whether ``entry`` starts a turn (see the module's docstring)."""
-    body = entry.body
-    if isinstance(body, MessageBody):
-        return isinstance(body.message, (UserMessage, ShellCommand, SummaryMessage))
-    return isinstance(body, _TURN_EVENTS)
-
-
-def turn_title(entry: Entry) -> str:
-    """What a turn heading says after its number: a preview of the prompt, the command,
-    or the kind of summary (Markdown, escaped)."""
-    body = entry.body
-    msg = body.message if isinstance(body, MessageBody) else None
-    if isinstance(msg, UserMessage):
-        return preview(msg.content, "User")
-    if isinstance(msg, ShellCommand):
-        command = (msg.command or "")[: PREVIEW_CHARS * 4]
-        return (
-            "Shell command " + esc.code_span(command, PREVIEW_CHARS) if command.strip() else "Shell command"
-        )
-    if isinstance(msg, SummaryMessage):
-        return "Branch summary" if msg.kind == "branch" else "Compaction summary"
-    if isinstance(body, Compaction):
-        return "Compaction"
-    if isinstance(body, BranchSummary):
-        return "Branch summary"
-    return "Turn"
-
-
-def who(entry: Entry) -> str:
-    """The heading text of a message that does not start a turn (an assistant response,
-    an extension message, a tool result with no call on the path; escaped Markdown)."""
-    msg = entry.message
-    if isinstance(msg, AssistantMessage):
-        model = msg.model
-        return (
-            f"Assistant ({esc.inline(model.model, 80)})" if model is not None and model.model else "Assistant"
-        )
-    if isinstance(msg, ToolResult):
-        return f"Tool result {esc.code_span(msg.tool_name or 'unknown tool', 80)}"
-    if isinstance(msg, ExtensionMessage):
-        hidden = " (hidden)" if msg.display is False else ""
-        return f"Extension message · {esc.inline(msg.extension_type or 'unnamed', 80)}{hidden}"
-    role = msg.role if isinstance(msg, UnknownMessage) else None
-    return f"Message with unknown role {esc.code_span(str(role), 80)}"
-
-
-def head_title(entry: Entry) -> str:
-    """What an entry's turn heading (and its line in the contents) says after the number."""
-    return turn_title(entry) if starts_turn(entry) else who(entry)
-
-
-_TURN_WHO = {UserMessage: "User", ShellCommand: "Shell command (user)"}
-
-
-_NO_RESULT = _note("No result recorded for this call.")
+_NO_RESULT = note("No result recorded for this call.")
 
 BATCH_ENTRIES = 256
 """Entries rendered per list of blocks (about 0.4 MB of Markdown on a typical session)."""
@@ -280,10 +84,7 @@ class Run:
         return len(self.heads)
 
 
-_TURN_EVENTS = (Compaction, BranchSummary)
-
-
-class Renderer:
+class Renderer(Notes):
     """Renders runs of entries; one instance per document, so turn numbers and image
     numbers run through the whole output."""
 
@@ -359,7 +160,7 @@ class Renderer:
         for entry in entries:
             body = entry.body
             if not isinstance(body, MessageBody):
-                if isinstance(body, _TURN_EVENTS):
+                if isinstance(body, TURN_EVENTS):
                     heads.append(entry)
                     opened = True
                 continue
@@ -420,7 +221,7 @@ class Renderer:
             out.append(f"{self._hashes} {turn}. {title} · {short}\n")
         else:
             out.append(f"{self._hashes} {turn}. {title}\n")
-        kind = _TURN_WHO.get(type(entry.message)) if entry.message is not None else None
+        kind = TURN_WHO.get(type(entry.message)) if entry.message is not None else None
         lead = f"{kind} · " if kind else ""
         out.append(f'<a id="turn-{turn}"></a>*{lead}{meta}*\n')
 
@@ -461,7 +262,7 @@ class Renderer:
         block: written and checked in time linear in its size, the text itself one of
         the pieces (no copy of it unless it holds a CR or a NUL)."""
         self.report.add("text-as-code", None, f"{len(text):,} characters")
-        return Pieces((f"{_HUGE_NOTE}\n", *_fenced(text, "text")))
+        return Pieces((f"{HUGE_NOTE}\n", *fenced_block(text, "text")))
 
     def _content(self, content: Content | None, line: int) -> list[Block]:
         """Text parts (joined, as one Markdown text) and images, in order."""
@@ -481,7 +282,7 @@ class Renderer:
                     blocks.append(block)
                 texts.clear()
 
-        for part in _parts(content):
+        for part in parts(content):
             if isinstance(part, Text):
                 if part.text:
                     texts.append(part.text)
@@ -500,7 +301,9 @@ class Renderer:
         kind = getattr(part, "type", None) or type(part).__name__
         self.report.add("unknown-part", line, str(kind))
         value = part.value if isinstance(part, UnknownPart) else repr(part)
-        return _details(esc.summary_text(f"Content of unknown type {kind}"), esc.fenced(_json(value), "json"))
+        return collapsed(
+            esc.summary_text(f"Content of unknown type {kind}"), esc.fenced(_json(value), "json")
+        )
 
     # ------------------------------------------------------------------ messages
 
@@ -512,12 +315,12 @@ class Renderer:
         elif isinstance(msg, UserMessage):
             self.heading(entry, "User", out)
             blocks = self._content(msg.content, entry.origin.line)
-            out.extend(blocks or [_note("Empty message.")])
+            out.extend(blocks or [note("Empty message.")])
         elif isinstance(msg, ToolResult):
             name = msg.tool_name or "unknown tool"
             self.heading(entry, f"Tool result {esc.code_span(name, 80)}", out)
             out.append(
-                _note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here.")
+                note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here.")
             )
             out.append(self._result(entry, msg, None))
         elif isinstance(msg, ShellCommand):
@@ -528,10 +331,10 @@ class Renderer:
             hidden = " (hidden)" if msg.display is False else ""
             self.heading(entry, f"Extension message · {kind}{hidden}", out)
             if msg.display is False:
-                out.append(_note("Not displayed to the user; sent to the model."))
+                out.append(note("Not displayed to the user; sent to the model."))
             if msg.details is not None:
                 self.report.add("extension-details", line)
-            out.extend(self._content(msg.content, line) or [_note("Empty message.")])
+            out.extend(self._content(msg.content, line) or [note("Empty message.")])
         elif isinstance(msg, SummaryMessage):
             kind = "Branch summary" if msg.kind == "branch" else "Compaction summary"
             self.heading(entry, kind, out)
@@ -543,7 +346,7 @@ class Renderer:
             self.report.add("unknown-message", entry.origin.line, str(role))
             self.heading(entry, f"Message with unknown role {esc.code_span(str(role), 80)}", out)
             value = msg.value if isinstance(msg, UnknownMessage) else repr(msg)
-            out.append(_details(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json")))
+            out.append(collapsed(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json")))
 
     def _assistant(
         self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry], out: list[Block]
@@ -592,23 +395,23 @@ class Renderer:
                     out.append(block)
         stop = msg.stop_reason
         if stop == "error":
-            out.append(_note("The response failed."))
+            out.append(note("The response failed."))
             if msg.error_message:
                 out.append(esc.fenced(msg.error_message, "text"))
         elif stop == "aborted":
-            out.append(_note("The response was aborted."))
+            out.append(note("The response was aborted."))
         elif stop == "length":
-            out.append(_note("The response was cut off at the output token limit."))
+            out.append(note("The response was cut off at the output token limit."))
         elif not content:
-            out.append(_note("Empty response."))
+            out.append(note("Empty response."))
 
     def _reasoning(self, part: Reasoning, line: int) -> Block:
         if part.signature:
             self.report.add("signatures", line)
         if part.redacted:
-            return _note("Thinking redacted by the provider.")
+            return note("Thinking redacted by the provider.")
         body = self._text(part.text) or "*Empty.*"
-        return _details("Thinking", body)
+        return collapsed("Thinking", body)
 
     def _call(self, call: ToolCall, result: Entry | None, line: int, out: list[Block]) -> None:
         name = call.name
@@ -654,7 +457,7 @@ class Renderer:
                 if res.is_error
                 else result_language(call.name if call else tool, call.arguments if call else None)
             )
-            blocks.append(_fenced("\n".join(texts), lang))
+            blocks.append(fenced_block("\n".join(texts), lang))
         if media:
             blocks.extend(media)
         details = res.details
@@ -665,12 +468,12 @@ class Renderer:
             self.report.add("tool-details", line)
         if res.usage is not None:
             self.report.add("per-message-usage", line)
-        body = _join(blocks, "\n") if blocks else _note("Empty result.")  # (one block: no copy)
+        body = join_blocks(blocks, "\n") if blocks else note("Empty result.")  # (one block: no copy)
         if res.is_error:
             # shown, not folded away: a failed call is what a reader looks for
             lead = f"**{esc.inline(label, 200)}:**\n\n"
             return lead + body if type(body) is str else Pieces((lead, *body))
-        return _details(esc.summary_text(label), body)
+        return collapsed(esc.summary_text(label), body)
 
     def _shell(self, entry: Entry, msg: ShellCommand, out: list[Block]) -> None:
         self.heading(entry, "Shell command (user)", out)
@@ -683,111 +486,9 @@ class Renderer:
         if msg.truncated:
             status.append("output truncated")
         label = "Output" + (f" ({', '.join(status)})" if status else "")
-        body = _fenced(msg.output, "text") if msg.output else _note("No output.")
-        out.append(_details(esc.summary_text(label), body))
+        body = fenced_block(msg.output, "text") if msg.output else note("No output.")
+        out.append(collapsed(esc.summary_text(label), body))
         if msg.truncated and msg.full_output_path:
-            out.append(_note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}."))
+            out.append(note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}."))
         if msg.exclude_from_context:
-            out.append(_note("Not sent to the model."))
-
-    def _summary(self, kind: str, summary: str | None, tokens_before: int | None, from_id: str | None) -> str:
-        facts = []
-        if isinstance(tokens_before, int):
-            facts.append(f"{tokens_before:,} tokens before")
-        if from_id:
-            facts.append(f"the abandoned branch ended at {self._ref(from_id)}")
-        head = f"**{kind}**" + (f" ({'; '.join(facts)})" if facts else "")
-        body = self._text(summary) or "*Empty.*"
-        if type(body) is not str:
-            body = "".join(body)  # (quoted line by line: a copy anyway)
-        return esc.quote(f"{head}\n\n{body}") + "\n"
-
-    def _system(self, msg: SystemMessage, line: int) -> str:
-        what = []
-        blocks = []
-        content = msg.content
-        text = (
-            content
-            if isinstance(content, str)
-            else "\n\n".join(p.text for p in _parts(content) if isinstance(p, Text) and p.text)
-        )
-        if text:
-            blocks.append(esc.fenced(text, "text"))
-        for name, section in (msg.sections or {}).items():
-            if section is None:
-                blocks.append(_note(f"Section {esc.code_span(name, 80)} removed."))
-            else:
-                blocks.append(f"Section {esc.code_span(name, 80)}:\n\n" + esc.fenced(section, "text"))
-        if msg.sections:
-            what.append("sections " + ", ".join(sorted(msg.sections)))
-        added = [t.name or "?" for t in msg.tools_added or ()]
-        removed = [t.name or "?" for t in msg.tools_removed or ()]
-        if added:
-            what.append("tools added: " + ", ".join(added))
-            self.report.add("tool-schemas", line)
-        if removed:
-            what.append("tools removed: " + ", ".join(removed))
-        if added:
-            blocks.append("Tools added: " + ", ".join(esc.code_span(n, 80) for n in added) + "\n")
-        if removed:
-            blocks.append("Tools removed: " + ", ".join(esc.code_span(n, 80) for n in removed) + "\n")
-        label = "System prompt" + (f" ({'; '.join(what)})" if what else "")
-        return _details(esc.summary_text(label, 300), "\n".join(blocks) or _note("Empty."))
-
-    # ------------------------------------------------------------------ other entries
-
-    def _event(self, entry: Entry, body: Any, line: int, out: list[Block]) -> None:
-        if isinstance(body, ModelChange):
-            model = "/".join(x for x in (body.provider, body.model) if x) or "unknown"
-            out.append(_note(f"Model set to {esc.code_span(model, 120)}."))
-        elif isinstance(body, ReasoningLevelChange):
-            out.append(_note(f"Thinking level set to {esc.code_span(body.level or 'unknown', 40)}."))
-        elif isinstance(body, Label):
-            if body.label:
-                out.append(
-                    _note(f"Label {esc.code_span(body.label, 120)} set on {self._ref(body.target_id)}.")
-                )
-            else:
-                out.append(_note(f"Label cleared on {self._ref(body.target_id)}."))
-        elif isinstance(body, SessionName):
-            if body.name and body.name.strip():
-                out.append(_note(f"Session named {esc.code_span(body.name, 200)}."))
-            else:
-                out.append(_note("Session name cleared."))
-        elif isinstance(body, Compaction):
-            self.heading(entry, "Compaction", out)
-            out.append(self._summary("Compaction summary", body.summary, body.tokens_before, None))
-            if body.checkpoint is not None:
-                self.report.add("compaction-checkpoint", line)
-            if body.details is not None:
-                self.report.add("summary-details", line)
-        elif isinstance(body, BranchSummary):
-            self.heading(entry, "Branch summary", out)
-            out.append(self._summary("Branch summary", body.summary, None, body.from_id))
-            if body.details is not None:
-                self.report.add("summary-details", line)
-        elif isinstance(body, ContextEdit):
-            if body.omit:
-                out.append(
-                    _note(f"Context edit: {self._ref(body.target_id)} hidden from the model from here on.")
-                )
-            else:
-                out.append(
-                    _note(f"Context edit: the model sees {self._ref(body.target_id)} replaced from here on.")
-                )
-                blocks = self._content(body.replacement, line)
-                if blocks:
-                    text = "\n".join(b if type(b) is str else "".join(b) for b in blocks)
-                    out.append(_details(esc.summary_text("What the model sees instead"), text))
-        elif isinstance(body, UsageRecord):
-            total = body.usage.total_tokens if body.usage is not None else None
-            kind = body.usage_kind or "usage"
-            amount = f": {total:,} tokens" if isinstance(total, int) else ""
-            out.append(_note(f"Model usage recorded ({esc.inline(kind, 40)}){amount}."))
-        elif isinstance(body, ExtensionState):
-            self.report.add("extension-state", line, body.extension_type)
-        elif isinstance(body, UnknownBody):
-            self.report.add("unknown-entry", line, body.type)
-            out.append(_note(f"Entry of unknown type {esc.code_span(body.type or '?', 80)} not shown."))
-        else:
-            self.report.add("unknown-entry", line, type(body).__name__)
+            out.append(note("Not sent to the model."))

@@ -37,8 +37,10 @@ from piconv.ir import (
 
 from . import escape as esc
 from . import frontmatter
+from .blocks import Block
+from .headings import head_title, short_time, when
 from .images import Images
-from .render import Block, Renderer, Run, head_title, short_time, when
+from .render import Renderer, Run
 from .tree import Segment, branch_titles, segments
 
 FLUSH_CHARS = 1 << 20
