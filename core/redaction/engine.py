@@ -210,6 +210,22 @@ class Redactor:
         field, an item or a key is taken in place rather than through a call."""
         cls = value.__class__
         drops = False
+        plan = _PLANS.get(cls)
+        if plan is not None:  # an IR node: most of what the walk meets
+            for item in plan.get(value):
+                cls = item.__class__
+                if cls is str:
+                    seen.append(item)
+                elif cls not in _INERT and item is not EMPTY:
+                    drops = self._walk(item, seen) or drops
+            # what the rebuild drops whatever the scan finds: a signature, an image's data
+            # (with images), an opaque member of extra
+            return (
+                drops
+                or (plan.signature and value.signature is not None)  # type: ignore[attr-defined]
+                or (plan.image and self.drop_images and value.data is not None)  # type: ignore[attr-defined]
+                or (plan.extra and value.extra is not EMPTY and _opaque(value.extra))  # type: ignore[attr-defined]
+            )
         if cls is str:
             seen.append(value)
         elif cls is dict:
@@ -231,21 +247,8 @@ class Redactor:
                 elif cls not in _INERT:
                     drops = self._walk(item, seen) or drops
         elif isinstance(value, Node):
-            plan = _PLANS.get(cls) or _plan_of(cls)
-            for item in plan.get(value):
-                cls = item.__class__
-                if cls is str:
-                    seen.append(item)
-                elif cls not in _INERT and item is not EMPTY:
-                    drops = self._walk(item, seen) or drops
-            # what the rebuild drops whatever the scan finds: a signature, an image's data
-            # (with images), an opaque member of extra
-            drops = (
-                drops
-                or (plan.signature and value.signature is not None)  # type: ignore[attr-defined]
-                or (plan.image and self.drop_images and value.data is not None)  # type: ignore[attr-defined]
-                or (plan.extra and value.extra is not EMPTY and _opaque(value.extra))  # type: ignore[attr-defined]
-            )
+            _plan_of(cls)
+            return self._walk(value, seen)
         elif isinstance(value, str):  # a str subclass
             return self._walk(str(value), seen)
         elif isinstance(value, Mapping):
