@@ -189,19 +189,14 @@ class Redactor:
         self._numbers: dict[str, int] = {}
         self._entry: Entry | None = None
         self._left = -1  # strings still to replace in the entry being rebuilt (-1: not counted)
-        self._seen: list[str] = []  # the strings of the entry being collected, repeats included
-        self._drops = False  # the entry being collected holds something the rebuild drops
 
     # -- pass 1: the distinct strings, in document order
     def _collect(self, value: Any) -> None:
         """Adds the strings of ``value`` (in order, at any depth) to the distinct strings
-        and to those of the entry being collected; notes whether it holds something the
-        rebuild drops."""
+        (the session's header and the issues: rebuilt whatever they hold)."""
         if value is not None and value.__class__ not in _SCALARS:
             seen: list[str] = []
-            if self._walk(value, seen):
-                self._drops = True
-            self._seen += seen
+            self._walk(value, seen)
             self._strings.update(dict.fromkeys(seen))
 
     def _walk(self, value: Any, seen: list[str]) -> bool:
@@ -419,7 +414,6 @@ class Redactor:
             seen: list[str] = []
             walks.append((walk(entry, seen), seen))
         self._strings.update(dict.fromkeys(chain.from_iterable(seen for _, seen in walks)))
-        self._seen = []
         self._collect(document.issues)
         self._plan()
         session = self._rebuild(document.session)

@@ -19,6 +19,7 @@ A finding is a span of one string: ``(string index, start, end, rule, secret)``.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from bisect import bisect_right
@@ -262,7 +263,7 @@ class Scanner:
                     by_keyword.setdefault(keyword, []).append(rule)
         plan.long = sorted(k for k in by_keyword if len(k) > SHORT_KEYWORD)
         if plan.long:
-            plan.search = _alternation(plan.long).search
+            plan.search = _alternation(tuple(plan.long)).search
             plan.line_set = self._line_set(["(?i)" + re.escape(k) for k in plan.long])
         return plan
 
@@ -359,25 +360,20 @@ class Scanner:
                 found.append((f.start, f.end, f.rule, f.secret))
 
 
-_ALTERNATIONS: dict[tuple[str, ...], Any] = {}
-
-
-def _alternation(keywords: Sequence[str]) -> Any:
+@functools.lru_cache(maxsize=32)
+def _alternation(keywords: tuple[str, ...]) -> Any:
     """An RE2 expression matching any of ``keywords``, the longest first, in either case
-    (compiled once: a scan runs it on each of its texts)."""
-    key = tuple(keywords)
-    expression = _ALTERNATIONS.get(key)
-    if expression is None:
-        ordered = sorted(keywords, key=lambda k: (-len(k), k))
-        expression = _ALTERNATIONS[key] = re2.compile(("(?i)" + "|".join(map(re.escape, ordered))).encode())
-    return expression
+    (kept for a while: a scan runs it on each of its texts, and a directory run's worker
+    meets the same rules session after session; bounded, since each holds an automaton)."""
+    ordered = sorted(keywords, key=lambda k: (-len(k), k))
+    return re2.compile(("(?i)" + "|".join(map(re.escape, ordered))).encode())
 
 
 def _places(keys: bytes, keywords: Sequence[str]) -> list[int]:
     """Where each of ``keywords`` starts in ``keys``, in either case, in order; two may overlap, as
     "secret" and "token" do in "secretoken", so each search starts one past the last
     place."""
-    expression = _alternation(keywords)
+    expression = _alternation(tuple(keywords))
     regexp = getattr(expression, "_regexp", None)
     anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
     places = []
