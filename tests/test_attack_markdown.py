@@ -112,9 +112,9 @@ def test_the_directory_index_in_markdown_keeps_titles_inert(tmp_path: object) ->
 
 # Indented code is code for cmark, but not for every renderer: markdown-it with its GFM
 # table rule (VS Code's preview, among others) reads ``*     <script>||`` above ``-|-``
-# as a table row, not as a list item holding indented code. Only fenced code, which
-# every renderer agrees on, is left as it is; an indented block gets the same escapes as
-# the text around it (a visible backslash, as in text without fences).
+# as a table row, not as a list item holding indented code. Only fenced code is left as
+# it is (its opening line's info string aside: below); an indented block gets the same
+# escapes as the text around it (a visible backslash, as in text without fences).
 DIVERGING = [
     "    ```\n*     <script>alert(1)</script>||\n-|-",
     "\t*<img src=x onerror=alert(1)>|\n-|-\n ```",
@@ -122,8 +122,9 @@ DIVERGING = [
 ]
 
 
-@pytest.mark.parametrize("text", DIVERGING)
-def test_indented_code_is_inert_for_a_renderer_that_reads_it_as_a_table(text: str) -> None:
+def _assert_inert_with_tables(text: str) -> str:
+    """The Markdown of a session holding ``text``, checked, and inert under markdown-it
+    with its GFM table rule and under cmark-gfm."""
     from markdown_it import MarkdownIt
 
     out = io.BytesIO()
@@ -135,6 +136,33 @@ def test_indented_code_is_inert_for_a_renderer_that_reads_it_as_a_table(text: st
     audit.feed(MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(body))
     assert audit.bad == []
     assert _gfm(markdown_text) == []
+    return markdown_text
+
+
+@pytest.mark.parametrize("text", DIVERGING)
+def test_indented_code_is_inert_for_a_renderer_that_reads_it_as_a_table(text: str) -> None:
+    _assert_inert_with_tables(text)
+
+
+# markdown-it tries a table before a fence: an opener line whose info string holds a
+# ``|``, above a delimiter row, makes the fence's lines table cells and their HTML live.
+# The ``|`` of an info string is written as a character reference (the same info
+# string to CommonMark).
+FENCE_OPENERS_WITH_A_PIPE = [
+    "```x|y\n-|-\n<img src=x onerror=alert(1)>|z\n```",
+    "~~~x|y\n-|-\n<img src=x onerror=alert(1)>|z\n~~~",
+    "- ```x|y\n  -|-\n  <img src=x onerror=alert(1)>|z\n  ```",
+    "> ```x|y\n> -|-\n> <img src=x onerror=alert(1)>|z\n> ```",
+    "   ```x|y\n-|-\n<img src=x onerror=alert(1)>|z\n```",
+    "```|\n-|-\n<img src=x onerror=alert(1)>|z",
+]
+
+
+@pytest.mark.parametrize("text", FENCE_OPENERS_WITH_A_PIPE)
+def test_a_fence_whose_info_string_holds_a_pipe_is_not_read_as_a_table(text: str) -> None:
+    markdown_text = _assert_inert_with_tables(text)
+    after = markdown_text[markdown_text.index("&#124;") :]
+    assert "<img src=x onerror=alert(1)>|z\n" in after  # the code itself, as written
 
 
 # A fence opened in a list item or quote by the last text of the document ran to the end

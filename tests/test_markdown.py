@@ -130,9 +130,13 @@ def rendered_html(markdown_text: str) -> dict[str, str]:
     from markdown_it import MarkdownIt
 
     body = markdown_text.split("\n---\n", 1)[1]
+    # markdown-it with GFM's tables, as VS Code's preview and many sites run it: a table
+    # is tried before a fence or a paragraph, so it reads some lines differently
+    with_tables = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     return {
         "cmark-gfm": cmarkgfm.github_flavored_markdown_to_html(body, options=Options.CMARK_OPT_UNSAFE),
         "markdown-it": MarkdownIt("commonmark", {"html": True}).render(body),
+        "markdown-it with tables": with_tables.render(body),
         "cmark-gfm, whole file": cmarkgfm.github_flavored_markdown_to_html(
             markdown_text, options=Options.CMARK_OPT_UNSAFE
         ),

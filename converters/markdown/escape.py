@@ -439,11 +439,12 @@ def _column0_fences(text: str, shift: int) -> str:
             out.append(_without_fences(text[pos : line - 1], shift))
         marker = m.group(1)
         closer = _closer_pattern(marker[0], len(marker)).search(text, m.end())
+        opener = text[line : m.start(2)] + _safe_info(m.group(2))
         if closer is None:
-            out.append(text[line:])
+            out.append(opener + text[m.end() :])
             out.append(marker)  # left open at the end: close it before our next block
             return "\n".join(out)
-        out.append(text[line : closer.end()])
+        out.append(opener + text[m.end() : closer.end()])
         pos = closer.end() + 1
     if pos <= n:
         out.append(_without_fences(text[pos:], shift))
@@ -528,6 +529,12 @@ def _markdown_with_code(text: str, shift: int) -> str:
             last = lines[len(lines) - 1]
             if tok.map[1] - tok.map[0] < 2 or not _is_closing_fence(last, tok.markup):
                 close_fence = tok.markup
+    for tok in tokens:  # (before the setext headings below change the line numbers)
+        if tok.type == "fence":
+            line = lines[tok.map[0]]
+            opener = _CONTAINED_FENCE.match(line)
+            if opener is not None:
+                lines[tok.map[0]] = line[: opener.end()] + _safe_info(line[opener.end() :])
     # A setext heading becomes a demoted ATX heading on one line. Unlike a blank line
     # before the underline, this keeps every block after it as it was (an indented line
     # after a heading is code; after a paragraph it would be more paragraph).
@@ -539,6 +546,14 @@ def _markdown_with_code(text: str, shift: int) -> str:
     if close_fence:
         lines.append(close_fence)
     return "\n".join(lines)
+
+
+def _safe_info(info: str) -> str:
+    """A fence's info string as written, but for ``|``, written as a character reference
+    (the same info string to CommonMark): a renderer with tables, markdown-it's among
+    them, tries a table before a fence, and an opener line holding a ``|`` above a
+    delimiter row would make the fence's code lines table cells, raw HTML live."""
+    return info.replace("|", "&#124;") if "|" in info else info
 
 
 def quote(text: str) -> str:
