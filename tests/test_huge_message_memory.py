@@ -242,7 +242,7 @@ def test_a_block_in_pieces_is_the_characters_of_the_block_joined(tail: str) -> N
     line = "a `` ``` ```` line\n"
     text = line * (blocks.HUGE_TEXT_CHARS // len(line) + 1) + tail
     for language in ("text", "bash"):
-        assert "".join(blocks.fenced_block(text, language)) == esc.fenced(text, language)
+        assert "".join(blocks.fenced_pieces(text, language)) == esc.fenced(text, language)
     renderer = render.Renderer(Report("markdown"), Images("omit", Report("markdown"), None, "s"), 2, {})
     huge = renderer._huge(text)
     assert renderer._block(text) == huge and isinstance(huge, blocks.Pieces)

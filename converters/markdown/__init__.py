@@ -4,7 +4,8 @@ A readable, diffable transcript of the path to the leaf (or, with ``--all-branch
 of the whole tree), with YAML front matter. Mapping and losses: ``docs/formats/markdown.md``.
 
 Modules: :mod:`.writer` (the document), :mod:`.render` (entries to Markdown),
-:mod:`.tools` (tool calls), :mod:`.escape` (text safety), :mod:`.frontmatter`,
+:mod:`.headings` (what a heading says), :mod:`.notes` (settings, bookmarks, summaries,
+system prompts), :mod:`.blocks` (the shapes of blocks), :mod:`.tools` (tool calls), :mod:`.escape` (text safety), :mod:`.frontmatter`,
 :mod:`.images`, :mod:`.tree` (branches); the check of an output: :mod:`.checker` (whole
 documents and streams), :mod:`.fmcheck` (the front matter's schema), :mod:`.body` (the
 structural checks), :mod:`.tokens` (the parser), :mod:`.sections` and :mod:`.regions`

@@ -82,7 +82,7 @@ def join_blocks(blocks: Sequence[Block], sep: str) -> Block:
     return out
 
 
-def fenced_block(text: str, language: str) -> Block:
+def fenced_pieces(text: str, language: str) -> Block:
     """:func:`.escape.fenced`, in pieces for a text longer than :data:`HUGE_TEXT_CHARS`
     (the same characters)."""
     if len(text) <= HUGE_TEXT_CHARS:
@@ -91,6 +91,3 @@ def fenced_block(text: str, language: str) -> Block:
     fence = esc.fence_for(text)
     end = "" if text[-1] == "\n" else "\n"
     return Pieces((f"{fence}{language}\n", text, f"{end}{fence}\n"))
-
-
-HUGE_NOTE = note("A very long text, shown as it is (not as Markdown):")

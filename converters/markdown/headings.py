@@ -89,7 +89,7 @@ def starts_turn(entry: Entry) -> bool:
     """Whether ``entry`` starts a turn (see the module's docstring)."""
     body = entry.body
     if isinstance(body, MessageBody):
-        return isinstance(body.message, (UserMessage, ShellCommand, SummaryMessage))
+        return isinstance(body.message, TURN_MESSAGES)
     return isinstance(body, TURN_EVENTS)
 
 
@@ -140,5 +140,7 @@ def head_title(entry: Entry) -> str:
 TURN_WHO = {UserMessage: "User", ShellCommand: "Shell command (user)"}
 
 
+TURN_MESSAGES = (UserMessage, ShellCommand, SummaryMessage)
+"""Messages that start a turn."""
 TURN_EVENTS = (Compaction, BranchSummary)
 """Entries, not messages, that start a turn."""

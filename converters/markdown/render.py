@@ -8,9 +8,9 @@ results paired by call id, extension messages, tool results whose call is not in
 same run) gets a heading one level below. Such a message with no turn open (at the start
 of a run) gets a turn heading of its own. Every heading is followed by a line with the
 entry's time and id. Headings inside message text are pushed below both (see
-:mod:`.escape`). Settings and bookmarks (model and thinking-level changes, labels,
-session names, context edits, usage records) are short italic notes where they
-happened. System prompts are collapsed ``<details>`` blocks.
+:mod:`.escape`). What a heading says comes from :mod:`.headings`, the notes for
+settings and bookmarks, summaries and system prompts from :mod:`.notes`, and the shapes
+of blocks from :mod:`.blocks`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from piconv import Report
 from piconv.ir import (
     EMPTY,
     AssistantMessage,
+    BranchSummary,
+    Compaction,
     Content,
+    ContextEdit,
     Entry,
     ExtensionMessage,
     Image,
@@ -43,23 +46,23 @@ from piconv.ir import (
 
 from . import escape as esc
 from .blocks import (
-    HUGE_NOTE,
     HUGE_TEXT_CHARS,
     Block,
     Pieces,
     collapsed,
-    fenced_block,
+    fenced_pieces,
     join_blocks,
     note,
     parts,
 )
-from .headings import TURN_EVENTS, TURN_WHO, short_time, starts_turn, turn_title, when
+from .headings import TURN_EVENTS, TURN_MESSAGES, TURN_WHO, short_time, starts_turn, turn_title, when, who
 from .images import Images
-from .notes import Notes
+from .notes import setting_note, summary, system_prompt
 from .tools import describe_call, result_language, summary_target
 from .tools import pretty_json as _json
 
 _NO_RESULT = note("No result recorded for this call.")
+_HUGE_NOTE = note("A very long text, shown as it is (not as Markdown):")
 
 BATCH_ENTRIES = 256
 """Entries rendered per list of blocks (about 0.4 MB of Markdown on a typical session)."""
@@ -84,7 +87,7 @@ class Run:
         return len(self.heads)
 
 
-class Renderer(Notes):
+class Renderer:
     """Renders runs of entries; one instance per document, so turn numbers and image
     numbers run through the whole output."""
 
@@ -99,7 +102,7 @@ class Renderer(Notes):
         self._date: str | None = None  # the date of the last turn heading
         self._hashes = "#" * level
         self._sub = "#" * (level + 1)
-        self._assistants: dict[str, str] = {}  # model name -> "Assistant (model)", escaped
+        self._assistants: dict[str, str] = {}  # model name -> its heading text
 
     # ------------------------------------------------------------------ driver
 
@@ -165,7 +168,7 @@ class Renderer(Notes):
                     opened = True
                 continue
             msg = body.message
-            if isinstance(msg, (UserMessage, ShellCommand, SummaryMessage)):
+            if isinstance(msg, TURN_MESSAGES):
                 heads.append(entry)
                 opened = True
                 continue
@@ -196,8 +199,8 @@ class Renderer(Notes):
                 opened = True
         return results, paired, heads
 
-    def heading(self, entry: Entry, who: str, out: list[Block]) -> None:
-        """The heading of a rendered message (``who``: escaped Markdown): a turn heading
+    def heading(self, entry: Entry, speaker: str, out: list[Block]) -> None:
+        """The heading of a rendered message (``speaker``: escaped Markdown): a turn heading
         for an entry that starts a turn, or any message while no turn is open; else a
         heading one level below, in the open turn. Then the line with its time and id."""
         time = when(entry)
@@ -208,14 +211,14 @@ class Renderer(Notes):
         )
         if self.opened and not starts_turn(entry):
             self.turn_of[entry.id] = self.turns
-            out.append(f"{self._sub} {who}\n")
+            out.append(f"{self._sub} {speaker}\n")
             out.append(f"*{meta}*\n")
             return
         self.opened = True
         self.turns += 1
         turn = self.turns
         self.turn_of[entry.id] = turn
-        title = turn_title(entry) if starts_turn(entry) else who
+        title = turn_title(entry) if starts_turn(entry) else speaker
         if time:
             short, self._date = short_time(time, self._date)
             out.append(f"{self._hashes} {turn}. {title} · {short}\n")
@@ -262,7 +265,7 @@ class Renderer(Notes):
         block: written and checked in time linear in its size, the text itself one of
         the pieces (no copy of it unless it holds a CR or a NUL)."""
         self.report.add("text-as-code", None, f"{len(text):,} characters")
-        return Pieces((f"{HUGE_NOTE}\n", *fenced_block(text, "text")))
+        return Pieces((f"{_HUGE_NOTE}\n", *fenced_pieces(text, "text")))
 
     def _content(self, content: Content | None, line: int) -> list[Block]:
         """Text parts (joined, as one Markdown text) and images, in order."""
@@ -317,8 +320,7 @@ class Renderer(Notes):
             blocks = self._content(msg.content, entry.origin.line)
             out.extend(blocks or [note("Empty message.")])
         elif isinstance(msg, ToolResult):
-            name = msg.tool_name or "unknown tool"
-            self.heading(entry, f"Tool result {esc.code_span(name, 80)}", out)
+            self.heading(entry, who(entry), out)
             out.append(
                 note(f"No call with id {esc.code_span(msg.call_id or '', 80)} precedes this result here.")
             )
@@ -327,9 +329,7 @@ class Renderer(Notes):
             self._shell(entry, msg, out)
         elif isinstance(msg, ExtensionMessage):
             line = entry.origin.line
-            kind = esc.inline(msg.extension_type or "unnamed", 80)
-            hidden = " (hidden)" if msg.display is False else ""
-            self.heading(entry, f"Extension message · {kind}{hidden}", out)
+            self.heading(entry, who(entry), out)
             if msg.display is False:
                 out.append(note("Not displayed to the user; sent to the model."))
             if msg.details is not None:
@@ -340,11 +340,11 @@ class Renderer(Notes):
             self.heading(entry, kind, out)
             out.append(self._summary(kind, msg.summary, msg.tokens_before, msg.from_id))
         elif isinstance(msg, SystemMessage):
-            out.append(self._system(msg, entry.origin.line))
+            out.append(system_prompt(msg, entry.origin.line, self.report))
         else:
             role = msg.role if isinstance(msg, UnknownMessage) else None
             self.report.add("unknown-message", entry.origin.line, str(role))
-            self.heading(entry, f"Message with unknown role {esc.code_span(str(role), 80)}", out)
+            self.heading(entry, who(entry), out)
             value = msg.value if isinstance(msg, UnknownMessage) else repr(msg)
             out.append(collapsed(esc.summary_text("Message as recorded"), esc.fenced(_json(value), "json")))
 
@@ -352,14 +352,13 @@ class Renderer(Notes):
         self, entry: Entry, msg: AssistantMessage, results: dict[tuple[int, int], Entry], out: list[Block]
     ) -> None:
         line = entry.origin.line
-        model = msg.model
-        if model is not None and model.model:
-            who = self._assistants.get(model.model)
-            if who is None:
-                who = self._assistants[model.model] = f"Assistant ({esc.inline(model.model, 80)})"
-            self.heading(entry, who, out)
-        else:
-            self.heading(entry, "Assistant", out)
+        model = msg.model.model if msg.model is not None else None
+        title = self._assistants.get(model) if model else None
+        if title is None:
+            title = who(entry)
+            if model:
+                self._assistants[model] = title  # (one escape per model, not per response)
+        self.heading(entry, title, out)
         content = msg.content
         if isinstance(content, str):
             if content:
@@ -457,7 +456,7 @@ class Renderer(Notes):
                 if res.is_error
                 else result_language(call.name if call else tool, call.arguments if call else None)
             )
-            blocks.append(fenced_block("\n".join(texts), lang))
+            blocks.append(fenced_pieces("\n".join(texts), lang))
         if media:
             blocks.extend(media)
         details = res.details
@@ -486,9 +485,37 @@ class Renderer(Notes):
         if msg.truncated:
             status.append("output truncated")
         label = "Output" + (f" ({', '.join(status)})" if status else "")
-        body = fenced_block(msg.output, "text") if msg.output else note("No output.")
+        body = fenced_pieces(msg.output, "text") if msg.output else note("No output.")
         out.append(collapsed(esc.summary_text(label), body))
         if msg.truncated and msg.full_output_path:
             out.append(note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}."))
         if msg.exclude_from_context:
             out.append(note("Not sent to the model."))
+
+    # ------------------------------------------------------------------ other entries
+
+    def _summary(self, kind: str, text: str | None, tokens_before: int | None, from_id: str | None) -> str:
+        return summary(kind, self._text(text), tokens_before, self._ref(from_id) if from_id else None)
+
+    def _event(self, entry: Entry, body: Any, line: int, out: list[Block]) -> None:
+        if isinstance(body, Compaction):
+            self.heading(entry, "Compaction", out)
+            out.append(self._summary("Compaction summary", body.summary, body.tokens_before, None))
+            if body.checkpoint is not None:
+                self.report.add("compaction-checkpoint", line)
+            if body.details is not None:
+                self.report.add("summary-details", line)
+        elif isinstance(body, BranchSummary):
+            self.heading(entry, "Branch summary", out)
+            out.append(self._summary("Branch summary", body.summary, None, body.from_id))
+            if body.details is not None:
+                self.report.add("summary-details", line)
+        else:
+            shown = setting_note(body, self._ref, self.report, line)
+            if shown is not None:
+                out.append(shown)
+            if isinstance(body, ContextEdit) and not body.omit:
+                blocks = self._content(body.replacement, line)
+                if blocks:
+                    text = "\n".join(b if type(b) is str else "".join(b) for b in blocks)
+                    out.append(collapsed(esc.summary_text("What the model sees instead"), text))

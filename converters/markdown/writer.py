@@ -37,7 +37,7 @@ from piconv.ir import (
 
 from . import escape as esc
 from . import frontmatter
-from .blocks import Block
+from .blocks import Block, note
 from .headings import head_title, short_time, when
 from .images import Images
 from .render import Renderer, Run
@@ -376,16 +376,12 @@ def _tree(
                 if any(e.id == doc.leaf_id for e in seg.entries)
                 else ""
             )
-            head = [f"## Branch {seg.number}: {title}\n", _note_line(origin + mark)]
+            head = [f"## Branch {seg.number}: {title}\n", note(origin + mark)]
         yield head
         yield from renderer.batches(run)
         ref = renderer.last_turn(reversed(seg.entries))
         parent_ref = last_turn.get(id(seg.parent), "the start") if seg.parent is not None else "the start"
         last_turn[id(seg)] = ref if ref != "the start" else parent_ref
-
-
-def _note_line(text: str) -> str:
-    return f"*{text}*\n"
 
 
 def emit(
