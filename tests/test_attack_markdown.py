@@ -3,8 +3,10 @@
 An extended autolink (``www.``, ``http://``, ``https://``) runs to the next space or
 ``<`` whatever it meets, a backslash included: in ``http://x\\<b onmouseover=...>`` the
 link takes ``http://x\\`` and the ``<b ...>`` after it is raw HTML again, for cmark-gfm
-as GitHub and other GFM viewers render it. A ``<`` that such a link could reach is written
-as ``&lt;``, which no link can take apart; it reads the same.
+as GitHub and other GFM viewers render it. A link that runs straight into a ``<`` has its
+start escaped (``http\\://``: no link, the same text), and any other ``<`` on a line still
+holding a link's start is written ``&lt;``, which no link can take apart; either way the
+text reads the same.
 """
 
 from __future__ import annotations
@@ -77,7 +79,9 @@ def test_an_autolink_cannot_unescape_raw_html(text: str) -> None:
     assert _gfm(markdown_text) == []
 
 
-@pytest.mark.parametrize("text", ["http://x<b>", "www.a <i> b", "a\\<b> http://x"])
+@pytest.mark.parametrize(
+    "text", ["http://x<b>", "www.a <i> b", "a\\<b> http://x", "www.y.z<i> and https://e.com <b>"]
+)
 def test_the_text_reads_the_same(text: str) -> None:
     out = io.BytesIO()
     piconv.convert(piconv.load(_session(text)), "markdown", out)

@@ -113,8 +113,10 @@ def inline(text: str, limit: int = 0) -> str:
         return text
     out = _PUNCT.sub(r"\\\1", text)
     if "<" in text and _AUTOLINK.search(text):
-        # Every backslash of the text is doubled above, so each "\<" is one we wrote.
-        out = out.replace("\\<", "&lt;")
+        out = _links_reaching_html(out.replace("\\<", "<")).replace("<", "\\<")
+        if _holds_autolink(out):
+            # Every backslash of the text is doubled above, so each "\<" is one we wrote.
+            out = out.replace("\\<", "&lt;")
     return out
 
 
@@ -157,10 +159,17 @@ _HTML_START = re.compile(_EVEN_BS + r"<(?=[A-Za-z/!?])")
 _HTML_START_ANY = re.compile(_EVEN_BS + r"(\\?)<(?=[A-Za-z/!?])")
 # What starts a GFM extended autolink (``www.``, ``http://``, ``https://``, ``ftp://``).
 # Such a link runs to the next space or ``<``, a backslash included, so after one
-# ``\<b ...>`` is the link's backslash and raw HTML: a ``<`` on a line holding one of
-# these is written as the character reference ``&lt;``, which reads the same and which
-# no link can take apart. Other lines keep the backslash.
+# ``\<b ...>`` is the link's backslash and raw HTML. A link that runs straight into a
+# ``<`` has its start escaped (``http\://``, ``www\.``: no link, the same text; it would
+# have taken a ``&lt;`` whole and shown those four characters). Any other ``<`` on a line
+# still holding a link's start is written as the character reference ``&lt;``, which
+# reads the same and which no link can take apart. Other lines keep the backslash.
 _AUTOLINK = re.compile(r"(?i)://|www\.")
+_SCHEME_COLON = re.compile(_EVEN_BS + r":(?=//)")
+_WWW_DOT = re.compile(r"(?i)(?<=www)\.")
+# A run of non-space characters holding a link's start and reaching a ``<`` that could
+# start raw HTML (backslashes included: the link takes them).
+_REACHES_HTML = re.compile(r"(?i)\S*?(?:://|www\.)[^\s<]*(?=<[A-Za-z/!?])")
 # ``](`` opens an inline link or image destination; kept only for http(s) targets.
 _LINK_DEST = re.compile(_EVEN_BS + r"\]\((?![ \t]*https?://)", re.IGNORECASE)
 # ``]:`` is a link reference definition; kept only for http(s) targets.
@@ -178,11 +187,28 @@ _SETEXT_CANDIDATE = re.compile(r"\n {0,3}(?:=+|-+)[ \t]*(?=\n|$)")
 _FENCE_ANYWHERE = re.compile(r"^[ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+[ \t>]*)*(?:`{3,}|~{3,})", re.MULTILINE)
 
 
+def _defuse(run: re.Match[str]) -> str:
+    r"""A run of text holding a link's start with every start escaped (``://`` as
+    ``\://``, ``www.`` as ``www\.``), so no link begins there: the same characters."""
+    return _WWW_DOT.sub(r"\\.", _SCHEME_COLON.sub(r"\1\\:", run.group()))
+
+
+def _links_reaching_html(text: str) -> str:
+    """``text`` with the links that run straight into a ``<`` defused."""
+    return _REACHES_HTML.sub(_defuse, text)
+
+
+def _holds_autolink(text: str) -> bool:
+    """Whether a link still starts in ``text`` (an escaped start is none)."""
+    return _SCHEME_COLON.search(text) is not None or _WWW_DOT.search(text) is not None
+
+
 def _after_autolink(match: re.Match[str]) -> str:
     """A ``<`` (and an author's backslash before it) as ``&lt;`` when its line holds
     the start of an autolink before it, else as before."""
     text, at = match.string, match.start()
-    if _AUTOLINK.search(text, text.rfind("\n", 0, at) + 1, at):
+    line = text.rfind("\n", 0, at) + 1
+    if _SCHEME_COLON.search(text, line, at) or _WWW_DOT.search(text, line, at):
         return match.group(1) + "&lt;"
     return match.group(0) if match.group(2) else match.group(1) + "\\<"
 
@@ -192,8 +218,10 @@ def _escape_inline(segment: str, autolink: bool | None = None) -> str:
     line the segment belongs to holds the start of an autolink (None: look at the
     segment's own lines)."""
     if "<" in segment:
+        if autolink is not False and _AUTOLINK.search(segment):
+            segment = _links_reaching_html(segment)
         if autolink is None:
-            if _AUTOLINK.search(segment):
+            if _holds_autolink(segment):
                 segment = _HTML_START_ANY.sub(_after_autolink, segment)
             else:
                 segment = _HTML_START.sub(r"\1\\<", segment)
