@@ -375,7 +375,7 @@ def _close_in_container(tok: Any, lines: list[str]) -> str:
     if opener is None:
         return ""
     prefix = _LIST_MARKER.sub(lambda m: " " * len(m.group()), opener.group(1))
-    return prefix + tok.markup
+    return prefix + str(tok.markup)
 
 
 def _is_closing_fence(line: str, marker: str) -> bool:
