@@ -63,10 +63,15 @@ def run_local(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    context = pool_context()
+    from .manifest import drop_inherited_lock
 
     def new_pool() -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+        # chosen anew: after a worker died, the old pool's threads may still be running
+        context = pool_context()
+        forked = context.get_start_method() == "fork"
+        return ProcessPoolExecutor(
+            max_workers=jobs, mp_context=context, initializer=drop_inherited_lock if forked else None
+        )
 
     pool = new_pool()
     pending: dict[Any, Task] = {}

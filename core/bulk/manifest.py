@@ -187,11 +187,26 @@ def locked(outdir: str) -> Iterator[None]:
             from ..errors import OutputError
 
             raise OutputError(f"cannot write: {exc.strerror or exc}", path=outdir) from None
+    global _lock_fd
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise UsageError("another piconv run is writing to this directory", path=outdir) from None
+        _lock_fd = fd
         yield
     finally:
+        _lock_fd = None
         os.close(fd)
+
+
+_lock_fd: int | None = None
+"""The descriptor holding this process's OUTDIR lock, while it is held."""
+
+
+def drop_inherited_lock() -> None:
+    """In a worker forked from the run: close its copy of the lock's descriptor. A flock
+    lasts while any copy is open, so a worker left running after its parent was killed
+    would otherwise keep every later run out of OUTDIR."""
+    if _lock_fd is not None:
+        os.close(_lock_fd)
