@@ -143,7 +143,13 @@ def _main_parser() -> UsageParser:
     bulk.add_argument(
         "--force",
         action="store_true",
-        help="reconvert every session, even those up to date, and replace files at output places that piconv did not write",
+        help="reconvert every session, even those up to date",
+    )
+    bulk.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace files at output places that piconv did not write (by default they are left, "
+        "and that output fails with bulk:output-exists)",
     )
     bulk.add_argument(
         "--executor", choices=("local", "dask"), default="local", help="where the per-file tasks run"

@@ -348,3 +348,27 @@ def test_the_documented_default_time_limit_is_the_real_one() -> None:
 
     assert f"default {DEFAULT_SECONDS:g}" in piconv("--help").stdout.decode()
     assert f"{DEFAULT_SECONDS:g} s" in (TESTS.parent / "docs" / "bulk.md").read_text()
+
+
+def test_a_time_limit_of_a_microsecond_does_not_spin_nor_stay_armed() -> None:
+    """``--timeout 0.000001``: the alarm can come before the limit is fully set up, and
+    it repeats no more often than every ``MIN_RETRY_SECONDS``, so a task swallowing it
+    still gets the processor; once out of the block nothing is armed."""
+    import signal
+    import time
+
+    from piconv.bulk.timelimit import MIN_RETRY_SECONDS, TimedOut, time_limit
+
+    before = signal.getsignal(signal.SIGALRM)
+    for _ in range(20):
+        alarms = 0
+        started = time.monotonic()
+        with contextlib.suppress(TimedOut), time_limit(0.000001):
+            while time.monotonic() - started < 0.05:
+                try:
+                    time.sleep(0.05)
+                except TimedOut:
+                    alarms += 1
+        assert alarms <= 0.05 / MIN_RETRY_SECONDS + 2
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        assert signal.getsignal(signal.SIGALRM) is before

@@ -2,7 +2,7 @@
 
 What piconv wrote is what its manifest records (and, for an index, what carries piconv's
 own first bytes). Anything else at an output's place is left as it is and the session
-fails with ``bulk:output-exists``, unless ``--force`` asks to replace it; a file holding
+fails with ``bulk:output-exists``, unless ``--overwrite`` asks to replace it; a file holding
 exactly the bytes piconv would write there (left by a run stopped before its manifest
 line) is taken as it is.
 """
@@ -30,22 +30,92 @@ def test_a_file_piconv_did_not_write_is_left_and_its_session_fails_alone(tmp_pat
     assert mine.read_bytes() == NOTES
     assert summary.failed == 1 and summary.converted == 2
     (failure,) = summary.failures
-    assert failure["code"] == "bulk:output-exists" and "--force" in failure["message"]
+    assert failure["code"] == "bulk:output-exists" and "--overwrite" in failure["message"]
     assert "html" not in (records(out)["--work-a--/2026-01-01_s1.jsonl"].get("outputs") or {})
     assert (out / "--work-b--" / "2026-01-03_s3.html").is_file()
 
 
-def test_force_replaces_it(tmp_path: Path) -> None:
+def test_overwrite_replaces_it_and_force_alone_does_not(tmp_path: Path) -> None:
     make_tree(tmp_path / "in")
     out = tmp_path / "out"
     mine = out / "--work-a--" / "2026-01-01_s1.md"
     mine.parent.mkdir(parents=True)
     mine.write_bytes(NOTES)
 
-    summary = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True, force=True)
+    forced = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True, force=True)
+    assert forced.failure_codes == {"bulk:output-exists": 1} and mine.read_bytes() == NOTES
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True, overwrite=True)
 
     assert summary.failed == 0
     assert mine.read_bytes() != NOTES and mine.read_bytes().startswith(b"---\n")
+
+
+def test_the_command_line_overwrite_flag_replaces_it(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    mine = out / "--work-a--" / "2026-01-01_s1.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes(NOTES)
+
+    assert main([str(tmp_path / "in"), "--to", "markdown", "-o", str(out), "--quiet", "--force"]) == 1
+    assert mine.read_bytes() == NOTES
+    assert main([str(tmp_path / "in"), "--to", "markdown", "-o", str(out), "--quiet", "--overwrite"]) == 0
+    assert mine.read_bytes().startswith(b"---\n")
+
+
+def test_an_output_left_behind_by_a_format_not_asked_for_since_is_still_piconvs(tmp_path: Path) -> None:
+    """The session changed while html was not asked for: the record no longer counts the
+    html page as current, but piconv wrote it, and the next html run replaces it."""
+    files = make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    rel = "--work-a--/2026-01-01_s1.jsonl"
+    page = out / "--work-a--" / "2026-01-01_s1.html"
+    run_bulk(str(tmp_path / "in"), str(out), ["markdown", "html"], quiet=True)
+    first = page.read_bytes()
+    (tmp_path / "in" / rel).write_bytes(files[rel].replace(b"fix the bug", b"fix another bug"))
+    assert run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True).failed == 0
+    assert "html" not in records(out)[rel]["outputs"]
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["markdown", "html"], quiet=True)
+
+    assert summary.failed == 0, summary.failures
+    assert page.read_bytes() != first and b"another bug" in page.read_bytes()
+
+
+def test_outputs_of_a_run_that_timed_out_on_a_changed_session_are_still_piconvs(tmp_path: Path) -> None:
+    files = make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    rel = "--work-a--/2026-01-01_s1.jsonl"
+    page = out / "--work-a--" / "2026-01-01_s1.md"
+    run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True)
+    (tmp_path / "in" / rel).write_bytes(files[rel].replace(b"fix the bug", b"fix another bug"))
+    cut = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], jobs=1, quiet=True, timeout=0.000001)
+    assert cut.failure_codes.get("bulk:timeout")
+    assert "markdown" not in records(out)[rel]["outputs"]
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["markdown"], quiet=True)
+
+    assert summary.failed == 0, summary.failures
+    assert b"another bug" in page.read_bytes()
+
+
+def test_every_leaf_written_is_recorded_as_it_lands(tmp_path: Path) -> None:
+    """A per-leaf format failing at its second leaf (its place is taken by a directory)
+    has written the first: the record names that file as piconv's."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "branching.jsonl"
+    (tmp_path / "in" / "--p--").mkdir(parents=True)
+    (tmp_path / "in" / "--p--" / "tree.jsonl").write_bytes(example.read_bytes())
+    out = tmp_path / "out"
+    (out / "--p--" / "tree.leaf-2.json").mkdir(parents=True)
+
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["openai"], quiet=True)
+
+    assert summary.failed == 1
+    rec = records(out)["--p--/tree.jsonl"]
+    assert "openai" not in rec["outputs"]
+    assert rec["written"] == ["--p--/tree.leaf-1.json"]
+    assert (out / "--p--" / "tree.leaf-1.json").is_file()
 
 
 def test_an_output_piconv_wrote_is_replaced_when_its_session_changes(tmp_path: Path) -> None:
@@ -100,7 +170,7 @@ def test_an_index_piconv_did_not_write_is_left_with_a_note(tmp_path: Path) -> No
     assert (out / "index.md").read_bytes() == NOTES
     assert summary.converted == 3 and sum("not written by piconv" in n for n in summary.notes) == 2
 
-    summary = run_bulk(str(tmp_path / "in"), str(out), ["html", "markdown"], quiet=True, force=True)
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["html", "markdown"], quiet=True, overwrite=True)
     assert (out / "index.html").read_bytes().startswith(b"<!DOCTYPE html>")
     assert (out / "index.md").read_bytes().startswith(b"# pi sessions\n\n")
 
@@ -132,7 +202,7 @@ def test_a_file_of_someone_elses_beside_the_archive_is_left_with_a_note(tmp_path
     assert side.read_bytes() == NOTES
     assert summary.converted == 3 and any("archive.metadata.json" in n for n in summary.notes)
 
-    summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True, force=True)
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True, overwrite=True)
     assert b"archived by piconv" in side.read_bytes()
     stale = side.read_bytes().replace(b'"title"', b'"title" ', 1)  # an older piconv's
     side.write_bytes(stale)

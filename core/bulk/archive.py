@@ -73,7 +73,7 @@ def close_stores(
     """Close every store still open (and forget it); write the files each keeps beside
     itself unless the run ``failed``. Returns the archives' paths. A file already at
     such a place is replaced only when it is the store's own (``owns``, optional) or
-    ``replace_any`` (``--force``); else it stays, with a note."""
+    ``replace_any`` (``--overwrite``); else it stays, with a note."""
     written = []
     while stores:
         _name, store = stores.popitem()
@@ -85,5 +85,7 @@ def close_stores(
         for file_name, data in (extra or {}).items():
             path = os.path.join(outdir, file_name)
             if not write_own(path, data, outdir, owns, replace_any) and notes is not None:
-                notes.append(f"{path}: not written by piconv; left as it is (move it away, or use --force)")
+                notes.append(
+                    f"{path}: not written by piconv; left as it is (move it away, or use --overwrite)"
+                )
     return written

@@ -46,6 +46,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         jobs=ns.jobs,
         timeout=DEFAULT_SECONDS if ns.timeout is None else ns.timeout,
         force=ns.force,
+        overwrite=ns.overwrite,
         executor=ns.executor,
         scheduler=ns.scheduler,
         validate=not ns.no_validate,

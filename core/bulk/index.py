@@ -145,7 +145,7 @@ def write_index(fmt: str, records: Iterable[dict[str, Any]], outdir: str, replac
         name, data = "index.md", render_markdown(projects).encode("utf-8")
     path = os.path.join(outdir, name)
     if not write_own(path, data, outdir, lambda existing: _ours(fmt, existing), replace_any):
-        raise NotOurIndex(f"{path}: not written by piconv; left as it is (move it away, or use --force)")
+        raise NotOurIndex(f"{path}: not written by piconv; left as it is (move it away, or use --overwrite)")
     return path
 
 

@@ -150,11 +150,16 @@ def output_links(rec: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def output_paths(rec: Mapping[str, Any] | None) -> frozenset[str]:
-    """Every file a record names as written for its input: each output and its leaves."""
+    """Every file a record names as written for its input: each current output and its
+    leaves, and whatever earlier runs wrote (``written``) that the record no longer
+    counts as current (a format not asked for since, a session changed, a run cut short)."""
     paths = set(output_links(rec).values())
     for out in ((rec or {}).get("outputs") or {}).values():
         if isinstance(out, dict) and isinstance(out.get("leaves"), list):
             paths.update(rel for rel in out["leaves"] if isinstance(rel, str))
+    written = (rec or {}).get("written")
+    if isinstance(written, list):
+        paths.update(rel for rel in written if isinstance(rel, str))
     return frozenset(paths)
 
 

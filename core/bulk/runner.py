@@ -121,6 +121,7 @@ def run_bulk(
     jobs: int | None = None,
     timeout: float | None = DEFAULT_SECONDS,
     force: bool = False,
+    overwrite: bool = False,
     executor: str = "local",
     scheduler: str | None = None,
     client: Any = None,
@@ -137,7 +138,9 @@ def run_bulk(
     ``client`` is a running ``dask.distributed.Client`` (implies ``executor="dask"``).
     ``filters`` (``(name, options)`` steps, as :func:`piconv.apply_filters` takes) run on
     each session before any format; the manifest records them, and a change reconverts.
-    ``selection`` converts only the sessions it admits (``--since``, ``--until``, ``--project``)."""
+    ``selection`` converts only the sessions it admits (``--since``, ``--until``, ``--project``).
+    ``force`` converts every session again; ``overwrite`` replaces files at output places
+    that piconv did not write (else that output fails, ``bulk:output-exists``)."""
     from .. import __version__
     from ..errors import OutputError, UsageError
     from ..registry import get_registry
@@ -200,6 +203,7 @@ def run_bulk(
                 tuple(filters),
                 archived,
                 here=cluster is None,
+                overwrite=overwrite,
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -240,9 +244,9 @@ def run_bulk(
                 if close is not None:
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
                 _release(fmts)
-            summary.archives = close_stores(stores, real_out, replace_any=force, notes=summary.notes)
+            summary.archives = close_stores(stores, real_out, replace_any=overwrite, notes=summary.notes)
             try:
-                summary.indexes = _write_indexes(manifest, fmts, real_out, force, summary.notes)
+                summary.indexes = _write_indexes(manifest, fmts, real_out, overwrite, summary.notes)
             except OSError as exc:
                 summary.fatal = summary.fatal or f"{real_out}: cannot write the index: {exc.strerror or exc}"
         finally:
@@ -306,6 +310,7 @@ def _plan(
     filters: tuple[tuple[str, Mapping[str, Any]], ...] = (),
     archived: Mapping[str, Mapping[str, str | None]] | None = None,
     here: bool = False,
+    overwrite: bool = False,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output. ``here``:
@@ -371,7 +376,7 @@ def _plan(
             timeout or None,
             filters,
             output_paths(manifest.get(src.rel)),
-            force,
+            overwrite,
             tuple(output_links(manifest.get(src.rel)).items())
             if here and any(s.archive for s in wanted)
             else (),
@@ -474,6 +479,11 @@ def _record(
         "piconv": version,
         "status": result["status"],
         "outputs": dict(sorted(outputs.items())),
+        # every file piconv has written for this input, current or not: the next run
+        # replaces them freely, whatever this one failed at or was not asked for
+        "written": sorted(
+            output_paths(old) | set(result.get("written") or ()) | output_paths({"outputs": outputs})
+        ),
         "problems": result.get("problems") or {},
         "meta": result.get("meta") or old.get("meta"),
     }
@@ -492,7 +502,7 @@ def _record(
 
 
 def _write_indexes(
-    manifest: Manifest, fmts: list[_Format], outdir: str, force: bool, notes: list[str]
+    manifest: Manifest, fmts: list[_Format], outdir: str, overwrite: bool, notes: list[str]
 ) -> list[str]:
     from .index import INDEXED_FORMATS, NotOurIndex, write_index
 
@@ -500,7 +510,7 @@ def _write_indexes(
     for fmt in fmts:
         if fmt.name in INDEXED_FORMATS:
             try:
-                written.append(write_index(fmt.name, manifest.records.values(), outdir, force))
+                written.append(write_index(fmt.name, manifest.records.values(), outdir, overwrite))
             except NotOurIndex as exc:
                 notes.append(str(exc))
     return written

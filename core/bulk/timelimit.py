@@ -30,8 +30,13 @@ class TimedOut(BaseException):
 
 RETRY_SECONDS = 1.0
 """Once the limit is passed, the alarm comes again this often (or as often as the limit, if
-shorter) until the block is left: a :class:`TimedOut` raised where Python only reports it
-(in a ``__del__``, or a generator closed as it is collected) does not let the task run on."""
+shorter, but never more often than :data:`MIN_RETRY_SECONDS`) until the block is left: a
+:class:`TimedOut` raised where Python only reports it (in a ``__del__``, or a generator
+closed as it is collected) does not let the task run on."""
+
+MIN_RETRY_SECONDS = 0.01
+"""An alarm repeating every microsecond (``--timeout 0.000001``) would leave the process
+no time but for its handler."""
 
 
 @contextlib.contextmanager
@@ -48,10 +53,18 @@ def time_limit(seconds: float | None) -> Iterator[None]:
             raise TimedOut
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds, min(seconds, RETRY_SECONDS))
     try:
+        # armed inside the ``try``: a limit shorter than this call can expire before it returns
+        signal.setitimer(signal.ITIMER_REAL, seconds, max(min(seconds, RETRY_SECONDS), MIN_RETRY_SECONDS))
         yield
     finally:
-        left[0] = True
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        while True:
+            try:
+                left[0] = True
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                break
+            except TimedOut:
+                # the alarm came before ``left`` was set: had it escaped, the timer and the
+                # handler would stay in place and fail whatever the process ran next
+                continue

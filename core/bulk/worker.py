@@ -71,10 +71,11 @@ class Task:
     filters: tuple[tuple[str, Any], ...] = ()
     """Filters (``(name, options)``) applied to the session before any format."""
     ours: frozenset[str] = frozenset()
-    """Output paths (below OUTDIR) the manifest records as this input's: replaced freely.
-    Any other file already at an output's place is someone else's (:func:`claim`)."""
+    """Output paths (below OUTDIR) the manifest records piconv wrote for this input, in
+    this run's formats or earlier ones: replaced freely. Any other file already at an
+    output's place is someone else's (:func:`claim`)."""
     overwrite: bool = False
-    """``--force``: replace what is at an output's place whoever wrote it."""
+    """``--overwrite``: replace what is at an output's place whoever wrote it."""
     links: tuple[tuple[str, str], ...] = ()
     """The session's outputs (format name, path below OUTDIR) of earlier runs, which an
     archive records beside the session (the html page a search hit links to)."""
@@ -92,7 +93,7 @@ class _NamedBytes(io.BytesIO):
 def run_task(task: Task) -> dict[str, Any]:
     """Convert one session; returns the manifest record fields for it."""
     started = time.perf_counter()
-    result: dict[str, Any] = {"input": task.rel, "outputs": {}, "errors": {}, "problems": {}}
+    result: dict[str, Any] = {"input": task.rel, "outputs": {}, "errors": {}, "problems": {}, "written": []}
     try:
         with time_limit(task.timeout):
             _run(task, result)
@@ -179,6 +180,9 @@ def _run(task: Task, result: dict[str, Any]) -> None:
                 if not task.overwrite and rel_out not in task.ours:
                     claim(final, rel_out, buffer.getbuffer())
                 write_atomic(final, buffer.getbuffer(), task.outdir, guard)
+                # recorded as it lands: a later failure (another leaf, --timeout) must not
+                # leave a file of piconv's that the next run takes for someone else's
+                result["written"].append(rel_out)
                 del buffer
             if len(targets) != 1 or targets[0][0] != spec.rel_out:
                 result.setdefault("leaf_outputs", {})[spec.name] = [rel for rel, _leaf in targets]
@@ -237,7 +241,7 @@ def claim(final: str, rel_out: str, data: bytes | memoryview) -> None:
                 return
     raise NotOurs(
         f"{rel_out} is already in the output directory and piconv did not write it: "
-        "left as it is (move it away, or use --force to replace it)"
+        "left as it is (move it away, or use --overwrite to replace it)"
     )
 
 
@@ -247,7 +251,7 @@ def write_own(
     """Write a file of the run's own (an index, a file beside an archive) at ``path``
     unless it already holds ``data``; whether it is there now. What is at that place is
     replaced only when ``ours(its bytes)`` says piconv wrote it, or ``replace_any``
-    (``--force``); anything but a regular file is never read (a FIFO would block)."""
+    (``--overwrite``); anything but a regular file is never read (a FIFO would block)."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
