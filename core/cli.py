@@ -191,7 +191,7 @@ def run() -> None:
 def _say(line: str) -> None:
     """One line on stderr; what a file name or a session put in it cannot drive the
     terminal (control characters are written as escapes)."""
-    from .bulk.shown import shown
+    from .terminal import shown
 
     print(shown(line), file=sys.stderr)
 

@@ -179,7 +179,7 @@ def _validate(ns: argparse.Namespace) -> int:
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", path=ns.file) from None
     errors = conv.check(data)
-    from .bulk.shown import shown
+    from .terminal import shown
 
     for err in errors:
         print(shown(f"{ns.file}: {err}"), file=sys.stderr)

@@ -126,7 +126,7 @@ def summarize(doc: Document) -> dict[str, Any]:
 def render_text(info: dict[str, Any]) -> str:
     """The summary for a terminal: one row per fact, whatever the session's strings
     hold (their control characters and line breaks are written as escapes)."""
-    from .bulk.shown import shown
+    from .terminal import shown
 
     lines = []
 

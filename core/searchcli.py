@@ -64,7 +64,7 @@ def search(
 
 def main(args: Sequence[str]) -> int:
     from .bulk.select import parse_date
-    from .bulk.shown import shown
+    from .terminal import shown
 
     ns = _parser().parse_args(args)
     if ns.limit < 1:

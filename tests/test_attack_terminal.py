@@ -1,6 +1,6 @@
 """Nothing a session or a file name holds can drive the terminal piconv prints to.
 
-A directory run escapes what it prints (bulk/shown.py); these hold the same for a single
+A directory run escapes what it prints (terminal.py); these hold the same for a single
 conversion's summary and error lines, ``piconv inspect`` and ``piconv validate``: an
 escape sequence (retitle, clear, recolour) or a forged line from the input is printed as
 an escape, never as the control character itself.
@@ -94,6 +94,6 @@ def test_validate_escapes_the_file_name_and_the_problems(tmp_path: Path) -> None
 
 
 def test_bidirectional_overrides_are_shown_escaped() -> None:
-    from piconv.bulk.shown import shown
+    from piconv.terminal import shown
 
     assert shown("a\u202egpj.exe\u2066b\u2069") == "a\\u202egpj.exe\\u2066b\\u2069"

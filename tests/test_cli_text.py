@@ -40,7 +40,7 @@ def test_a_file_name_that_is_not_utf8_is_shown_escaped(tmp_path: Path) -> None:
         handle.write(b"")
     result = piconv(name, "--to", "ir")
     assert result.returncode == 3
-    # the byte itself, as a directory run shows it (bulk/shown.py)
+    # the byte itself, as a directory run shows it (terminal.py)
     assert b"\\xff.jsonl: empty file" in result.stderr and b"Traceback" not in result.stderr
 
 

@@ -64,7 +64,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     if not ns.quiet:
         sys.stderr.write(summary.render())
     if summary.fatal:
-        from ..bulk.shown import shown
+        from ..terminal import shown
         from ..errors import OutputError
 
         # after the summary, so the last line says why the run stopped

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import TextIO
 
-from .shown import shown
+from ..terminal import shown
 
 BAR_WIDTH = 24
 MIN_BAR = 6

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .progress import human_bytes, human_time
-from .shown import shown
+from ..terminal import shown
 
 MAX_LISTED_FAILURES = 20
 """Failures named one by one in the text summary; the JSON report lists them all."""

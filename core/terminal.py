@@ -2,8 +2,8 @@
 
 A file name may hold any bytes but ``/`` and NUL: control characters (an escape sequence
 that recolours or retitles the terminal, a newline that forges a line of the summary)
-and bytes that are not UTF-8, which Python keeps as lone surrogates. Every line the bulk
-run prints about a file passes :func:`shown`.
+and bytes that are not UTF-8, which Python keeps as lone surrogates. Every line the CLI
+prints about a file (a single conversion, a directory run, search) passes :func:`shown`.
 """
 
 from __future__ import annotations
