@@ -390,6 +390,35 @@ def test_a_redacted_document_is_still_never_written_over_its_input(seeded: Path,
     assert source.read_bytes() == seeded.read_bytes()
 
 
+def test_a_plugin_filter_that_rewrites_the_path_still_never_writes_over_the_input(
+    seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A third party's filter knows nothing of ``input_path``: the filter stage keeps it."""
+    import dataclasses
+
+    from piconv import registry as registry_module
+    from piconv.ir import Document
+
+    class Renamer:
+        @hookimpl
+        def register_filters(self, register):  # type: ignore[no-untyped-def]
+            def apply(document, options, report):  # type: ignore[no-untyped-def]
+                session = dataclasses.replace(document.session, source_path="elsewhere.jsonl")
+                return Document(session, document.entries, document.leaf_id, document.issues)
+
+            register(piconv.Filter("rename", "moves the session", apply))
+
+    registry = build_registry(extra_plugins=(Renamer(),), third_party=False)
+    monkeypatch.setattr(registry_module, "_cached", registry)
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(seeded.read_bytes())
+    doc = piconv.apply_filters(piconv.load(str(source)), [("rename", {})])
+    assert doc.session.source_path == "elsewhere.jsonl" and doc.input_path == str(source)
+    with pytest.raises(piconv.OutputError):
+        piconv.convert(doc, "markdown", str(source))
+    assert source.read_bytes() == seeded.read_bytes()
+
+
 def test_the_scanner_looks_for_each_keyword_when_the_re2_set_gives_up() -> None:
     from piconv.redaction.engine import Redactor
     from piconv.redaction.scan import Scanner

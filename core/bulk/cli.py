@@ -64,8 +64,8 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     if not ns.quiet:
         sys.stderr.write(summary.render())
     if summary.fatal:
-        from ..terminal import shown
         from ..errors import OutputError
+        from ..terminal import shown
 
         # after the summary, so the last line says why the run stopped
         sys.stderr.write(f"piconv: error: {shown(summary.fatal)}\n")

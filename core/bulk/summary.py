@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .progress import human_bytes, human_time
 from ..terminal import shown
+from .progress import human_bytes, human_time
 
 MAX_LISTED_FAILURES = 20
 """Failures named one by one in the text summary; the JSON report lists them all."""
