@@ -105,8 +105,7 @@ connection from one session to the next (:func:`release` closes them)."""
 def _connect_here(path: str) -> sqlite3.Connection:
     """A worker's connection to the archive the run opened: never through a link, never
     creating a file, and only to an archive of this piconv's schema."""
-    if _planted(path):
-        raise OSError(f"{path}: a link or not a regular file; not written through")
+    _not_through_a_plant(path)
     conn = sqlite3.connect(
         f"file:{quote(os.path.abspath(path))}?mode=rw",
         uri=True,
@@ -172,6 +171,13 @@ def _planted(path: str) -> bool:
     return False
 
 
+def _not_through_a_plant(path: str) -> None:
+    """Raise OSError where the archive is :func:`_planted`: a database already opened by
+    the run is written into, never through whatever took its place since."""
+    if _planted(path):
+        raise OSError(f"{path}: a link or not a regular file; not written through")
+
+
 class Store:
     """The archive database of a directory run (``OUTDIR/archive.db``): opened, checked
     and brought to the current schema once, then given one session at a time."""
@@ -185,8 +191,7 @@ class Store:
     def conn(self) -> sqlite3.Connection:
         """The store's connection, opened again (the file checked again) after :meth:`idle`."""
         if self._conn is None:
-            if _planted(self.path):
-                raise OSError(f"{self.path}: a link or not a regular file; not written through")
+            _not_through_a_plant(self.path)
             self._conn = connect(self.path)
             self._tune(self._conn)
         return self._conn

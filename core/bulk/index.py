@@ -118,15 +118,17 @@ def _totals(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-_HTML_MARK = b'<meta name="generator" content="piconv">'
+_HTML_MARK = '<meta name="generator" content="piconv">'
+_MD_HEADING = "# pi sessions\n"
+"""What each index begins with, and what tells a file at its place as piconv's."""
 
 
 def _ours(fmt: str, existing: bytes) -> bool:
     """Whether an index file is one piconv wrote: an index file without piconv's first
     bytes is someone else's, and is not written over."""
     if fmt == "html":
-        return _HTML_MARK in existing[:4096]
-    return existing.startswith(b"# pi sessions\n\n")
+        return _HTML_MARK.encode() in existing[:4096]
+    return existing.startswith(_MD_HEADING.encode() + b"\n")
 
 
 class NotOurIndex(Exception):
@@ -246,7 +248,7 @@ def render_html(projects: dict[str, list[dict[str, Any]]], archive_dir: str | No
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         '<meta name="color-scheme" content="light dark">',
-        '<meta name="generator" content="piconv">',
+        _HTML_MARK,
         "<title>pi sessions</title>",
         f"<style>{_STYLE}</style></head><body>",
         f'<h1>pi sessions</h1><p class="sum">{_summary(everything)} in {len(projects):,} projects. Times are UTC.</p>',
@@ -295,7 +297,7 @@ def _md(s: object) -> str:
 def render_markdown(projects: dict[str, list[dict[str, Any]]]) -> str:
     everything = _totals(r for rows in projects.values() for r in rows)
     out = [
-        "# pi sessions\n",
+        _MD_HEADING,
         "\n",
         f"{_summary(everything)} in {len(projects):,} projects. Times are UTC.\n",
     ]

@@ -231,14 +231,9 @@ def claim(final: str, rel_out: str, data: bytes | memoryview) -> None:
     """Raise :class:`NotOurs` unless an output with ``data`` may take the place ``final``,
     which the manifest does not record as piconv's: it must be free, or hold exactly
     ``data`` (what a run stopped before its manifest line was written left there)."""
-    try:
-        info = os.lstat(final)
-    except FileNotFoundError:
+    there, held = _occupant(final, len(data))
+    if not there or held == data:
         return
-    if stat.S_ISREG(info.st_mode) and info.st_size == len(data):
-        with open(final, "rb") as fh:
-            if fh.read() == data:
-                return
     raise NotOurs(
         f"{rel_out} is already in the output directory and piconv did not write it: "
         "left as it is (move it away, or use --overwrite to replace it)"
@@ -252,21 +247,27 @@ def write_own(
     unless it already holds ``data``; whether it is there now. What is at that place is
     replaced only when ``ours(its bytes)`` says piconv wrote it, or ``replace_any``
     (``--overwrite``); anything but a regular file is never read (a FIFO would block)."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        existing = None
-    else:
-        existing = b""
-        if stat.S_ISREG(info.st_mode):
-            with open(path, "rb") as fh:
-                existing = fh.read()
-    if existing == data:
+    there, held = _occupant(path)
+    if held == data:
         return True
-    if existing is not None and not replace_any and not ours(existing):
+    if there and not replace_any and (held is None or not ours(held)):
         return False
     write_atomic(path, data, outdir)
     return True
+
+
+def _occupant(path: str, size: int | None = None) -> tuple[bool, bytes | None]:
+    """Whether something is at ``path``, and its bytes when it is a regular file (of
+    ``size`` bytes, if given: a file of another size is not read). Nothing else is ever
+    read: a FIFO would block."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False, None
+    if not stat.S_ISREG(info.st_mode) or (size is not None and info.st_size != size):
+        return True, None
+    with open(path, "rb") as fh:
+        return True, fh.read()
 
 
 def write_atomic(final: str, data: bytes | memoryview, outdir: str, guard: str | None = None) -> None:
