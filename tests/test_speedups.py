@@ -205,3 +205,27 @@ def test_unknown_members_are_kept_by_the_accelerator_as_by_python(raw: dict) -> 
     for loader in (pimodel.load_usage, pimodel.load_cost):
         fast, pure = loader(dict(raw)), loader.fallback(dict(raw))
         assert fast == pure and list(fast.extra) == list(pure.extra)
+
+
+def test_accelerated_string_walk_equals_python_walk(mutated_file: Path, shared: Path) -> None:
+    """A redaction's first pass (Redactor._walk, the reference) and the C accelerator's
+    StringWalker collect the same strings in the same order, and answer alike whether
+    each entry holds something to drop, on every corpus file."""
+    import piconv
+    from piconv import fastload
+    from piconv.redaction.engine import Redactor
+
+    assert fastload.speedups is not None
+    paths = [*corpus_files(), mutated_file]
+    dropping = 0
+    for path in paths:
+        doc = piconv.load(path)
+        for drop_images in (False, True):
+            redactor = Redactor(None, drop_images=drop_images)  # type: ignore[arg-type]
+            for value in (doc.session, *doc.entries, doc.issues):
+                fast: list[str] = []
+                slow: list[str] = []
+                answer = redactor._strings_of(value, fast)
+                assert (answer, fast) == (redactor._walk(value, slow), slow), f"{path}: {value!r:.200}"
+                dropping += answer
+    assert dropping > 50  # signatures and images are met, so the answers are compared both ways

@@ -24,7 +24,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any
 
-from ..fastload import compile_maker
+from ..fastload import compile_maker, speedups
 from ..ir import EMPTY, Document, Entry, Image, Node
 from ..records import Mutable
 from .scan import Scanner, Span
@@ -67,13 +67,15 @@ def _scanned(cls: type) -> tuple[str, ...]:
 
 
 class _Plan:
-    """What the walk does with an IR class: the fields it scans, and whether a node of
-    it may hold something the rebuild drops (a signature, an extra mapping, an image)."""
+    """What the walk does with an IR class: the fields it scans (``names``, read by
+    ``get`` in one call), and whether a node of it may hold something the rebuild drops
+    (a signature, an extra mapping, an image)."""
 
-    __slots__ = ("extra", "get", "image", "signature")
+    __slots__ = ("extra", "get", "image", "names", "signature")
 
     def __init__(self, cls: type) -> None:
-        self.get = _getter(_scanned(cls))
+        self.names = _scanned(cls)
+        self.get = _getter(self.names)
         self.signature, self.extra = _droppable(cls)
         self.image = issubclass(cls, Image)
 
@@ -189,6 +191,13 @@ class Redactor:
         self._numbers: dict[str, int] = {}
         self._entry: Entry | None = None
         self._left = -1  # strings still to replace in the entry being rebuilt (-1: not counted)
+        self._strings_of: Callable[[Any, list[str]], bool] = (
+            self._walk
+            if speedups is None
+            else speedups.StringWalker(_PLANS, self._walk, _opaque, EMPTY, drop_images)
+        )
+        """:meth:`_walk`, or the C accelerator's walk by the same plans (a fifth of the
+        time; it hands what it does not know to :meth:`_walk`)."""
 
     # -- pass 1: the distinct strings, in document order
     def _collect(self, value: Any) -> None:
@@ -196,7 +205,7 @@ class Redactor:
         (the session's header and the issues: rebuilt whatever they hold)."""
         if value is not None and value.__class__ not in _SCALARS:
             seen: list[str] = []
-            self._walk(value, seen)
+            self._strings_of(value, seen)
             self._strings.update(dict.fromkeys(seen))
 
     def _walk(self, value: Any, seen: list[str]) -> bool:
@@ -409,7 +418,7 @@ class Redactor:
     def run(self, document: Document) -> Document:
         self._collect(document.session)
         walks: list[tuple[bool, list[str]]] = []  # by entry: something to drop, its strings
-        walk = self._walk
+        walk = self._strings_of
         for entry in document.entries:
             seen: list[str] = []
             walks.append((walk(entry, seen), seen))
