@@ -1,5 +1,6 @@
 /* Optional C accelerators for building IR objects from parsed JSON, and for collecting
- * the strings of a document when it is redacted (StringWalker, at the end).
+ * the strings of a document when it is redacted and rebuilding it (StringWalker and
+ * Rebuilder, at the end).
  *
  * Every object here is a faster path for a pure-Python loader that stays the reference
  * (core/fastload.py, core/pimodel.py, core/pientry.py). Each handles only the common,
@@ -1149,6 +1150,398 @@ static PyTypeObject StringWalkerType = {
     .tp_new = StringWalker_new,
 };
 
+/* ------------------------------------------------------------------ Rebuilder */
+
+/* A redaction's last pass: a value with each string the scan replaced swapped for its
+ * replacement, signatures (and, when asked, images' data) dropped, and opaque members of
+ * an ``extra`` left out; what is unchanged is the same object, what changed is copied
+ * from its first change. The Python rebuild (Redactor._rebuild) is the reference: its
+ * ``replace``, ``drop`` and ``opaque`` note the outcome and are called back here, and it
+ * takes any value this does not know (a subclass of str, dict or list; another Mapping;
+ * an IR class with a field that is not a slot). */
+
+enum { KIND_KEEP = 0, KIND_SCAN = 1, KIND_SIGNATURE = 2, KIND_IMAGE_DATA = 3, KIND_EXTRA = 4 };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fields_of;   /* fields_of(cls) -> (steps, getter, maker), the Python plans */
+    PyObject *node_type;   /* the IR's Node */
+    PyObject *layouts;     /* dict: class -> (bytes layout, maker) or None */
+    PyObject *replaced;    /* dict: the strings to replace (their replacements in Python) */
+    PyObject *replace;     /* replace(str) -> str */
+    PyObject *drop;        /* drop(kind) -> None: notes a dropped signature or image */
+    PyObject *opaque_key;  /* opaque_key(key) -> bool: an ``extra`` member to leave out */
+    PyObject *fallback;    /* fallback(value) -> value */
+    PyObject *fallback_extra; /* fallback_extra(mapping) -> mapping: a node's extra that is no dict */
+    PyObject *empty;
+    PyObject *s_signature, *s_image;
+    int drop_images;
+} Rebuilder;
+
+static void
+Rebuilder_dealloc(Rebuilder *self)
+{
+    Py_XDECREF(self->fields_of);
+    Py_XDECREF(self->node_type);
+    Py_XDECREF(self->layouts);
+    Py_XDECREF(self->replaced);
+    Py_XDECREF(self->replace);
+    Py_XDECREF(self->drop);
+    Py_XDECREF(self->opaque_key);
+    Py_XDECREF(self->fallback);
+    Py_XDECREF(self->fallback_extra);
+    Py_XDECREF(self->empty);
+    Py_XDECREF(self->s_signature);
+    Py_XDECREF(self->s_image);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Rebuilder(fields_of, node_type, replaced, replace, drop, opaque_key, fallback,
+ *           fallback_extra, empty, drop_images) */
+static PyObject *
+Rebuilder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *fields_of, *node_type, *replaced, *replace, *drop, *opaque_key, *fallback, *fallback_extra, *empty;
+    int drop_images;
+    if (!PyArg_ParseTuple(args, "OOO!OOOOOOp:Rebuilder", &fields_of, &node_type, &PyDict_Type, &replaced, &replace,
+                          &drop, &opaque_key, &fallback, &fallback_extra, &empty, &drop_images))
+        return NULL;
+    Rebuilder *self = (Rebuilder *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->layouts = PyDict_New();
+    self->s_signature = PyUnicode_InternFromString("signature");
+    self->s_image = PyUnicode_InternFromString("image");
+    if (self->layouts == NULL || self->s_signature == NULL || self->s_image == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->fields_of = Py_NewRef(fields_of);
+    self->node_type = Py_NewRef(node_type);
+    self->replaced = Py_NewRef(replaced);
+    self->replace = Py_NewRef(replace);
+    self->drop = Py_NewRef(drop);
+    self->opaque_key = Py_NewRef(opaque_key);
+    self->fallback = Py_NewRef(fallback);
+    self->fallback_extra = Py_NewRef(fallback_extra);
+    self->empty = Py_NewRef(empty);
+    self->drop_images = drop_images;
+    return (PyObject *)self;
+}
+
+/* The layout of an IR class, made the first time it is met: a borrowed tuple (bytes of
+ * Py_ssize_t: n, the n slots' offsets, the number of steps, then each step's field index
+ * and kind; the maker), Py_None (the Python rebuild reads it), or NULL (not an IR class;
+ * an exception set on failure). */
+static PyObject *
+rebuild_layout(Rebuilder *r, PyTypeObject *cls)
+{
+    PyObject *layout = PyDict_GetItemWithError(r->layouts, (PyObject *)cls);
+    if (layout != NULL || PyErr_Occurred())
+        return layout;
+    int is_node = PyObject_IsSubclass((PyObject *)cls, r->node_type);
+    if (is_node <= 0)
+        return NULL;
+    PyObject *made = NULL, *names = NULL, *steps = NULL, *maker = NULL;
+    Py_ssize_t *cells = NULL;
+    PyObject *fields = PyObject_CallOneArg(r->fields_of, (PyObject *)cls);
+    if (fields == NULL)
+        return NULL;
+    if (!PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != 3) {
+        PyErr_SetString(PyExc_TypeError, "fields_of must give (steps, getter, maker)");
+        goto done;
+    }
+    steps = PyTuple_GET_ITEM(fields, 0);
+    maker = PyTuple_GET_ITEM(fields, 2);
+    names = PyObject_GetAttrString((PyObject *)cls, "_names");
+    if (names == NULL || !PyTuple_Check(steps) || !PyTuple_Check(names)) {
+        if (names != NULL)
+            PyErr_SetString(PyExc_TypeError, "an IR class's _names and steps must be tuples");
+        goto done;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(names), nsteps = PyTuple_GET_SIZE(steps);
+    cells = PyMem_New(Py_ssize_t, n + 2 + 2 * nsteps);
+    if (cells == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    cells[0] = n;
+    int slotted = 1;
+    for (Py_ssize_t i = 0; i < n && slotted; i++) {
+        cells[i + 1] = slot_offset(cls, PyTuple_GET_ITEM(names, i));
+        slotted = cells[i + 1] >= 0;
+    }
+    if (!slotted) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_AttributeError))
+            goto done;
+        PyErr_Clear();
+        made = Py_NewRef(Py_None);
+    }
+    else {
+        cells[n + 1] = nsteps;
+        for (Py_ssize_t s = 0; s < nsteps; s++) {
+            PyObject *step = PyTuple_GET_ITEM(steps, s);
+            Py_ssize_t index, kind;
+            if (!PyArg_ParseTuple(step, "nn", &index, &kind))
+                goto done;
+            if (index < 0 || index >= n || kind < KIND_KEEP || kind > KIND_EXTRA) {
+                PyErr_SetString(PyExc_ValueError, "a step names no field or no kind");
+                goto done;
+            }
+            cells[n + 2 + 2 * s] = index;
+            cells[n + 3 + 2 * s] = kind;
+        }
+        PyObject *bytes = PyBytes_FromStringAndSize((const char *)cells, (n + 2 + 2 * nsteps) * sizeof(Py_ssize_t));
+        if (bytes == NULL)
+            goto done;
+        made = PyTuple_Pack(2, bytes, maker);
+        Py_DECREF(bytes);
+    }
+    if (made != NULL && PyDict_SetItem(r->layouts, (PyObject *)cls, made) < 0)
+        Py_CLEAR(made);
+done:
+    PyMem_Free(cells);
+    Py_XDECREF(names);
+    Py_DECREF(fields);
+    Py_XDECREF(made);  /* the dict holds it */
+    return made;
+}
+
+static int
+is_scalar(PyObject *v)
+{
+    return PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyBool_Check(v);
+}
+
+static PyObject *rebuild_value(Rebuilder *r, PyObject *value);
+
+/* A string: its replacement when the scan replaced it, else itself (a new reference). */
+static PyObject *
+rebuild_string(Rebuilder *r, PyObject *value)
+{
+    int found = PyDict_Contains(r->replaced, value);
+    if (found < 0)
+        return NULL;
+    return found ? PyObject_CallOneArg(r->replace, value) : Py_NewRef(value);
+}
+
+static PyObject *
+rebuild_mapping(Rebuilder *r, PyObject *value, int top_extra)
+{
+    if (!PyDict_CheckExact(value))
+        return top_extra ? PyObject_CallOneArg(r->fallback_extra, value) : PyObject_CallOneArg(r->fallback, value);
+    if (PyDict_GET_SIZE(value) == 0)
+        return Py_NewRef(value);
+    PyObject *out = PyDict_New();
+    if (out == NULL)
+        return NULL;
+    int changed = 0;
+    Py_ssize_t pos = 0;
+    PyObject *key, *item;
+    while (PyDict_Next(value, &pos, &key, &item)) {
+        PyObject *new_key = NULL, *new_item = NULL;
+        Py_INCREF(key);
+        Py_INCREF(item);
+        if (PyUnicode_CheckExact(key)) {
+            if (top_extra && item != Py_None) {
+                PyObject *res = PyObject_CallOneArg(r->opaque_key, key);
+                int opaque = res == NULL ? -1 : PyObject_IsTrue(res);
+                Py_XDECREF(res);
+                if (opaque > 0) {
+                    PyObject *noted = PyObject_CallOneArg(r->drop, r->s_signature);
+                    opaque = noted == NULL ? -1 : 1;
+                    Py_XDECREF(noted);
+                }
+                if (opaque != 0) {
+                    Py_DECREF(key);
+                    Py_DECREF(item);
+                    if (opaque < 0)
+                        goto fail;
+                    changed = 1;
+                    continue;
+                }
+            }
+            new_key = rebuild_string(r, key);
+        }
+        else
+            new_key = rebuild_value(r, key);
+        if (new_key != NULL) {
+            if (PyUnicode_CheckExact(item))
+                new_item = rebuild_string(r, item);
+            else if (item == Py_None || is_scalar(item))
+                new_item = Py_NewRef(item);
+            else
+                new_item = rebuild_value(r, item);
+        }
+        int ok = new_item != NULL && PyDict_SetItem(out, new_key, new_item) == 0;
+        if (ok && (new_key != key || new_item != item))
+            changed = 1;
+        Py_DECREF(key);
+        Py_DECREF(item);
+        Py_XDECREF(new_key);
+        Py_XDECREF(new_item);
+        if (!ok)
+            goto fail;
+    }
+    if (changed)
+        return out;
+    Py_DECREF(out);
+    return Py_NewRef(value);
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyObject *
+rebuild_sequence(Rebuilder *r, PyObject *value)
+{
+    int is_list = PyList_CheckExact(value);
+    PyObject *fast = PySequence_Fast(value, "");
+    if (fast == NULL)
+        return NULL;
+    Py_ssize_t size = PySequence_Fast_GET_SIZE(fast);
+    PyObject *items = NULL;  /* a list, made at the first change */
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i), *new_item;
+        if (PyUnicode_CheckExact(item))
+            new_item = rebuild_string(r, item);
+        else if (item == Py_None || is_scalar(item))
+            continue;
+        else
+            new_item = rebuild_value(r, item);
+        if (new_item == NULL)
+            goto fail;
+        if (new_item == item) {
+            Py_DECREF(new_item);
+            continue;
+        }
+        if (items == NULL && (items = PySequence_List(fast)) == NULL) {
+            Py_DECREF(new_item);
+            goto fail;
+        }
+        PyList_SetItem(items, i, new_item);  /* steals new_item */
+    }
+    Py_DECREF(fast);
+    if (items == NULL)
+        return Py_NewRef(value);
+    if (is_list)
+        return items;
+    PyObject *tuple = PyList_AsTuple(items);
+    Py_DECREF(items);
+    return tuple;
+fail:
+    Py_DECREF(fast);
+    Py_XDECREF(items);
+    return NULL;
+}
+
+static PyObject *
+rebuild_node(Rebuilder *r, PyObject *node, PyObject *layout)
+{
+    const Py_ssize_t *cells = (const Py_ssize_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(layout, 0));
+    PyObject *maker = PyTuple_GET_ITEM(layout, 1);
+    Py_ssize_t n = cells[0], nsteps = cells[n + 1];
+    for (Py_ssize_t i = 1; i <= n; i++)
+        if (SLOT(node, cells[i]) == NULL)
+            return PyObject_CallOneArg(r->fallback, node);  /* an unset field: Python raises */
+    PyObject **values = NULL;  /* the fields' values (new references), made at the first change */
+    PyObject *result = NULL;
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        Py_ssize_t index = cells[n + 2 + 2 * s], kind = cells[n + 3 + 2 * s];
+        PyObject *old = SLOT(node, cells[index + 1]), *new;
+        if (old == Py_None || old == r->empty)
+            continue;
+        if (PyUnicode_CheckExact(old) && kind == KIND_SCAN)
+            new = rebuild_string(r, old);
+        else if (is_scalar(old))
+            continue;
+        else if (kind == KIND_SIGNATURE || kind == KIND_IMAGE_DATA) {
+            if (kind == KIND_IMAGE_DATA && !r->drop_images)
+                continue;
+            PyObject *noted = PyObject_CallOneArg(r->drop, kind == KIND_SIGNATURE ? r->s_signature : r->s_image);
+            if (noted == NULL)
+                goto done;
+            Py_DECREF(noted);
+            new = Py_NewRef(Py_None);
+        }
+        else if (kind == KIND_EXTRA)
+            new = rebuild_mapping(r, old, 1);
+        else
+            new = rebuild_value(r, old);
+        if (new == NULL)
+            goto done;
+        if (new == old) {
+            Py_DECREF(new);
+            continue;
+        }
+        if (values == NULL) {
+            values = PyMem_New(PyObject *, n);
+            if (values == NULL) {
+                Py_DECREF(new);
+                PyErr_NoMemory();
+                goto done;
+            }
+            for (Py_ssize_t i = 0; i < n; i++)
+                values[i] = Py_NewRef(SLOT(node, cells[i + 1]));
+        }
+        Py_SETREF(values[index], new);
+    }
+    result = values == NULL ? Py_NewRef(node) : PyObject_Vectorcall(maker, values, n, NULL);
+done:
+    if (values != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            Py_DECREF(values[i]);
+        PyMem_Free(values);
+    }
+    return result;
+}
+
+static PyObject *
+rebuild_value(Rebuilder *r, PyObject *value)
+{
+    if (PyUnicode_CheckExact(value))
+        return rebuild_string(r, value);
+    if (value == Py_None || is_scalar(value) || PyFrozenSet_CheckExact(value) || PySet_CheckExact(value))
+        return Py_NewRef(value);
+    if (Py_EnterRecursiveCall(" while rebuilding a redacted document"))
+        return NULL;
+    PyObject *result;
+    PyObject *layout = rebuild_layout(r, Py_TYPE(value));
+    if (layout == NULL && PyErr_Occurred())
+        result = NULL;
+    else if (layout != NULL && layout != Py_None)
+        result = rebuild_node(r, value, layout);
+    else if (PyDict_CheckExact(value))
+        result = rebuild_mapping(r, value, 0);
+    else if (PyList_CheckExact(value) || PyTuple_CheckExact(value))
+        result = rebuild_sequence(r, value);
+    else
+        result = PyObject_CallOneArg(r->fallback, value);
+    Py_LeaveRecursiveCall();
+    return result;
+}
+
+static PyObject *
+Rebuilder_call(Rebuilder *self, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) != 1 || (kwds != NULL && PyDict_GET_SIZE(kwds))) {
+        PyErr_SetString(PyExc_TypeError, "Rebuilder takes one argument");
+        return NULL;
+    }
+    return rebuild_value(self, PyTuple_GET_ITEM(args, 0));
+}
+
+static PyTypeObject RebuilderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "piconv._speedups.Rebuilder",
+    .tp_basicsize = sizeof(Rebuilder),
+    .tp_dealloc = (destructor)Rebuilder_dealloc,
+    .tp_call = (ternaryfunc)Rebuilder_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "rebuild(value) -> value: a redaction's last pass (see Redactor._rebuild).",
+    .tp_new = Rebuilder_new,
+};
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -1173,14 +1566,15 @@ PyInit__speedups(void)
     if (!s_type || !s_id || !s_parentId || !s_timestamp || !s_message || !s_role)
         return NULL;
     PyTypeObject *types[] = {&TableLoaderType, &DispatchType, &ContentLoaderType, &EntryLoaderType, &MakerType,
-                             &StringWalkerType};
+                             &StringWalkerType, &RebuilderType};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         if (PyType_Ready(types[i]) < 0)
             return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    const char *names[] = {"TableLoader", "Dispatch", "ContentLoader", "EntryLoader", "Maker", "StringWalker"};
+    const char *names[] = {"TableLoader", "Dispatch", "ContentLoader", "EntryLoader", "Maker", "StringWalker",
+                           "Rebuilder"};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         Py_INCREF(types[i]);
         if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) < 0) {

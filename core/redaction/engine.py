@@ -301,6 +301,31 @@ class Redactor:
             note(rules, rule, entry, placeholder)
         return new
 
+    def _rebuilder(self) -> Callable[[Any], Any]:
+        """:meth:`_rebuild`, or the C accelerator's rebuild, which calls back
+        :meth:`_replace` and notes what it drops alike (and hands what it does not know to
+        :meth:`_rebuild`); it walks a changed entry to its end rather than counting."""
+        if speedups is None:
+            return self._rebuild
+        return speedups.Rebuilder(  # type: ignore[no-any-return]
+            _fields_of,
+            Node,
+            self._replaced,
+            self._replace,
+            self._note_dropped,
+            OPAQUE_EXTRA.search,
+            self._rebuild,
+            self._rebuild_extra,
+            EMPTY,
+            self.drop_images,
+        )
+
+    def _note_dropped(self, kind: str) -> None:
+        self.outcome.note(self.outcome.dropped, kind, self._entry)
+
+    def _rebuild_extra(self, value: Mapping[str, Any]) -> Any:
+        return self._rebuild_mapping(value, top_extra=True)
+
     def _rebuild(self, value: Any) -> Any:
         cls = value.__class__
         if cls is str:
@@ -359,7 +384,7 @@ class Redactor:
                 break
             if key.__class__ is str:
                 if top_extra and item is not None and OPAQUE_EXTRA.search(key):
-                    self.outcome.note(self.outcome.dropped, "signature", self._entry)
+                    self._note_dropped("signature")
                     changed = True
                     continue
                 new_key = self._replace(key) if key in replaced else key
@@ -396,12 +421,12 @@ class Redactor:
             elif cls in _SCALARS:
                 continue
             elif kind == _SIGNATURE:
-                self.outcome.note(self.outcome.dropped, "signature", self._entry)
+                self._note_dropped("signature")
                 new = None
             elif kind == _IMAGE_DATA:
                 if not self.drop_images:
                     continue
-                self.outcome.note(self.outcome.dropped, "image", self._entry)
+                self._note_dropped("image")
                 new = None
             elif kind == _EXTRA:
                 new = self._rebuild_mapping(old, top_extra=True)
@@ -425,7 +450,9 @@ class Redactor:
         self._strings.update(dict.fromkeys(chain.from_iterable(seen for _, seen in walks)))
         self._collect(document.issues)
         self._plan()
-        session = self._rebuild(document.session)
+        rebuild = self._rebuilder()
+        counted = rebuild == self._rebuild
+        session = rebuild(document.session)
         entries = []
         replaced = self._replaced.keys()
         for entry, (drops, seen) in zip(document.entries, walks, strict=True):
@@ -436,11 +463,12 @@ class Redactor:
             # the walk meets the strings in the order they were collected: once it has
             # replaced as many as the entry holds, the rest of the entry is kept as it is
             # (unless something is to be dropped)
-            self._left = -1 if drops else sum(map(replaced.__contains__, seen))
-            entries.append(self._rebuild(entry))
+            if counted:
+                self._left = -1 if drops else sum(map(replaced.__contains__, seen))
+            entries.append(rebuild(entry))
             self._left = -1
         self._entry = None
-        issues = self._rebuild(document.issues)
+        issues = rebuild(document.issues)
         return Document(
             session=session,
             entries=tuple(entries),
