@@ -895,14 +895,35 @@ typedef struct {
     int drop_images;
 } StringWalker;
 
+/* The walker holds Python callables that may hold it back (a bound method of the object
+ * that keeps it): the cyclic collector sees through it. */
+static int
+StringWalker_traverse(StringWalker *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->plans);
+    Py_VISIT(self->layouts);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->opaque);
+    Py_VISIT(self->empty);
+    return 0;
+}
+
+static int
+StringWalker_clear(StringWalker *self)
+{
+    Py_CLEAR(self->plans);
+    Py_CLEAR(self->layouts);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->opaque);
+    Py_CLEAR(self->empty);
+    return 0;
+}
+
 static void
 StringWalker_dealloc(StringWalker *self)
 {
-    Py_XDECREF(self->plans);
-    Py_XDECREF(self->layouts);
-    Py_XDECREF(self->fallback);
-    Py_XDECREF(self->opaque);
-    Py_XDECREF(self->empty);
+    PyObject_GC_UnTrack(self);
+    StringWalker_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1145,7 +1166,9 @@ static PyTypeObject StringWalkerType = {
     .tp_basicsize = sizeof(StringWalker),
     .tp_dealloc = (destructor)StringWalker_dealloc,
     .tp_call = (ternaryfunc)StringWalker_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)StringWalker_traverse,
+    .tp_clear = (inquiry)StringWalker_clear,
     .tp_doc = "walker(value, seen) -> bool: a redaction's first pass (see Redactor._walk).",
     .tp_new = StringWalker_new,
 };
@@ -1178,21 +1201,45 @@ typedef struct {
     int drop_images;
 } Rebuilder;
 
+static int
+Rebuilder_traverse(Rebuilder *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->fields_of);
+    Py_VISIT(self->node_type);
+    Py_VISIT(self->layouts);
+    Py_VISIT(self->replaced);
+    Py_VISIT(self->replace);
+    Py_VISIT(self->drop);
+    Py_VISIT(self->opaque_key);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->fallback_extra);
+    Py_VISIT(self->empty);
+    return 0;
+}
+
+static int
+Rebuilder_clear(Rebuilder *self)
+{
+    Py_CLEAR(self->fields_of);
+    Py_CLEAR(self->node_type);
+    Py_CLEAR(self->layouts);
+    Py_CLEAR(self->replaced);
+    Py_CLEAR(self->replace);
+    Py_CLEAR(self->drop);
+    Py_CLEAR(self->opaque_key);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->fallback_extra);
+    Py_CLEAR(self->empty);
+    Py_CLEAR(self->s_signature);
+    Py_CLEAR(self->s_image);
+    return 0;
+}
+
 static void
 Rebuilder_dealloc(Rebuilder *self)
 {
-    Py_XDECREF(self->fields_of);
-    Py_XDECREF(self->node_type);
-    Py_XDECREF(self->layouts);
-    Py_XDECREF(self->replaced);
-    Py_XDECREF(self->replace);
-    Py_XDECREF(self->drop);
-    Py_XDECREF(self->opaque_key);
-    Py_XDECREF(self->fallback);
-    Py_XDECREF(self->fallback_extra);
-    Py_XDECREF(self->empty);
-    Py_XDECREF(self->s_signature);
-    Py_XDECREF(self->s_image);
+    PyObject_GC_UnTrack(self);
+    Rebuilder_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1537,7 +1584,9 @@ static PyTypeObject RebuilderType = {
     .tp_basicsize = sizeof(Rebuilder),
     .tp_dealloc = (destructor)Rebuilder_dealloc,
     .tp_call = (ternaryfunc)Rebuilder_call,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)Rebuilder_traverse,
+    .tp_clear = (inquiry)Rebuilder_clear,
     .tp_doc = "rebuild(value) -> value: a redaction's last pass (see Redactor._rebuild).",
     .tp_new = Rebuilder_new,
 };

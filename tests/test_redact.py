@@ -290,7 +290,7 @@ def test_the_scanner_finds_what_the_plain_rules_find(shared: Path) -> None:
         doc = piconv.load(source)
         redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
         for entry in doc.entries:
-            redactor._collect(entry)
+            redactor._collect(entry, redactor._walk)
         strings = list(redactor._strings)
         found = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
         assert found == _reference_spans(strings)
@@ -430,7 +430,7 @@ def test_the_scanner_looks_for_each_keyword_when_the_re2_set_gives_up() -> None:
     doc = piconv.load(seeded_session())
     redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
     for entry in doc.entries:
-        redactor._collect(entry)
+        redactor._collect(entry, redactor._walk)
     strings = list(redactor._strings)
     expected = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
     assert {rule for *_, rule in expected} >= {"generic-api-key", "github-pat"}

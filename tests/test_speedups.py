@@ -222,10 +222,11 @@ def test_accelerated_string_walk_equals_python_walk(mutated_file: Path, shared: 
         doc = piconv.load(path)
         for drop_images in (False, True):
             redactor = Redactor(None, drop_images=drop_images)  # type: ignore[arg-type]
+            walk = redactor._walker()
             for value in (doc.session, *doc.entries, doc.issues):
                 fast: list[str] = []
                 slow: list[str] = []
-                answer = redactor._strings_of(value, fast)
+                answer = walk(value, fast)
                 assert (answer, fast) == (redactor._walk(value, slow), slow), f"{path}: {value!r:.200}"
                 dropping += answer
     assert dropping > 50  # signatures and images are met, so the answers are compared both ways

@@ -191,21 +191,22 @@ class Redactor:
         self._numbers: dict[str, int] = {}
         self._entry: Entry | None = None
         self._left = -1  # strings still to replace in the entry being rebuilt (-1: not counted)
-        self._strings_of: Callable[[Any, list[str]], bool] = (
-            self._walk
-            if speedups is None
-            else speedups.StringWalker(_PLANS, self._walk, _opaque, EMPTY, drop_images)
-        )
-        """:meth:`_walk`, or the C accelerator's walk by the same plans (a fifth of the
-        time; it hands what it does not know to :meth:`_walk`)."""
 
     # -- pass 1: the distinct strings, in document order
-    def _collect(self, value: Any) -> None:
+    def _walker(self) -> Callable[[Any, list[str]], bool]:
+        """:meth:`_walk`, or the C accelerator's walk by the same plans (a fifth of the
+        time; it hands what it does not know to :meth:`_walk`). Made for one run and not
+        kept: it holds the redactor, which would otherwise hold it back."""
+        if speedups is None:
+            return self._walk
+        return speedups.StringWalker(_PLANS, self._walk, _opaque, EMPTY, self.drop_images)  # type: ignore[no-any-return]
+
+    def _collect(self, value: Any, walk: Callable[[Any, list[str]], bool]) -> None:
         """Adds the strings of ``value`` (in order, at any depth) to the distinct strings
         (the session's header and the issues: rebuilt whatever they hold)."""
         if value is not None and value.__class__ not in _SCALARS:
             seen: list[str] = []
-            self._strings_of(value, seen)
+            walk(value, seen)
             self._strings.update(dict.fromkeys(seen))
 
     def _walk(self, value: Any, seen: list[str]) -> bool:
@@ -441,14 +442,15 @@ class Redactor:
         return node if values is None else make(*values)
 
     def run(self, document: Document) -> Document:
-        self._collect(document.session)
+        walk = self._walker()
+        self._collect(document.session, walk)
         walks: list[tuple[bool, list[str]]] = []  # by entry: something to drop, its strings
-        walk = self._strings_of
         for entry in document.entries:
             seen: list[str] = []
             walks.append((walk(entry, seen), seen))
         self._strings.update(dict.fromkeys(chain.from_iterable(seen for _, seen in walks)))
-        self._collect(document.issues)
+        self._collect(document.issues, walk)
+        del walk
         self._plan()
         rebuild = self._rebuilder()
         counted = rebuild == self._rebuild
