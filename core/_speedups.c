@@ -885,6 +885,57 @@ static PyTypeObject MakerType = {
  * value it does not know (an IR class without a plan yet, a subclass of str, dict or list,
  * another Mapping) to the Python walk. Tests hold the two equal on every corpus file. */
 
+/* How deep the C passes nest before they hand a value to the Python ones, which nest as
+ * deep as the recursion limit allows without using the C stack. */
+#define C_DEPTH 500
+
+/* The ``n`` fields of a node at ``cells``, read at once with references held, as the
+ * Python passes' getters read them (a callback may change a slot meanwhile); ``into``
+ * when it is large enough. NULL with an exception set on failure. */
+static PyObject **
+hold_fields(PyObject *node, const Py_ssize_t *cells, Py_ssize_t n, PyObject **into, Py_ssize_t room)
+{
+    PyObject **held = n <= room ? into : PyMem_New(PyObject *, n);
+    if (held == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        held[i] = Py_NewRef(SLOT(node, cells[i]));
+    return held;
+}
+
+static void
+release_fields(PyObject **held, Py_ssize_t n, PyObject **into)
+{
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_DECREF(held[i]);
+    if (held != into)
+        PyMem_Free(held);
+}
+
+/* A slot read after a callback: NULL (and the AttributeError Python raises) when unset. */
+static PyObject *
+read_slot(PyObject *node, Py_ssize_t offset, const char *name)
+{
+    PyObject *value = SLOT(node, offset);
+    if (value == NULL) {
+        value = PyObject_GetAttrString(node, name);  /* raises as Python does */
+        Py_XDECREF(value);
+        if (value != NULL)
+            PyErr_Format(PyExc_AttributeError, "%s", name);
+        return NULL;
+    }
+    return value;
+}
+
+static PyObject *
+dict_changed(void)
+{
+    PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
+    return NULL;
+}
+
 typedef struct {
     PyObject_HEAD
     PyObject *plans;    /* dict: class -> plan (names, signature, image, extra), shared with Python */
@@ -893,6 +944,7 @@ typedef struct {
     PyObject *opaque;   /* opaque(extra) -> bool */
     PyObject *empty;    /* the IR's shared empty mapping */
     int drop_images;
+    int depth;
 } StringWalker;
 
 /* The walker holds Python callables that may hold it back (a bound method of the object
@@ -1063,32 +1115,51 @@ static int
 walk_node(StringWalker *w, PyObject *value, const Py_ssize_t *cells, PyObject *seen)
 {
     Py_ssize_t n = cells[0];
-    int drops = 0;
     for (Py_ssize_t i = 1; i <= n; i++)
         if (SLOT(value, cells[i]) == NULL)
             return call_truth(w->fallback, value, seen);  /* an unset field: Python raises */
-    for (Py_ssize_t i = 1; i <= n; i++) {
-        PyObject *item = SLOT(value, cells[i]);
-        if (item == w->empty)
+    PyObject *room[16];
+    PyObject **items = hold_fields(value, cells + 1, n, room, 16);
+    if (items == NULL)
+        return -1;
+    int drops = 0, r = 0;
+    for (Py_ssize_t i = 0; i < n && r >= 0; i++) {
+        if (items[i] == w->empty)
             continue;
-        Py_INCREF(item);
-        int r = walk_item(w, item, seen);
-        Py_DECREF(item);
-        if (r < 0)
-            return -1;
-        drops |= r;
+        r = walk_item(w, items[i], seen);
+        if (r > 0)
+            drops = 1;
     }
+    release_fields(items, n, room);
+    if (r < 0)
+        return -1;
     if (drops)
         return 1;
-    PyObject *signature = cells[n + 1] >= 0 ? SLOT(value, cells[n + 1]) : NULL;
-    if (signature != NULL && signature != Py_None)
-        return 1;
-    PyObject *data = w->drop_images && cells[n + 2] >= 0 ? SLOT(value, cells[n + 2]) : NULL;
-    if (data != NULL && data != Py_None)
-        return 1;
-    PyObject *extra = cells[n + 3] >= 0 ? SLOT(value, cells[n + 3]) : NULL;
-    if (extra != NULL && extra != w->empty)
-        return call_truth(w->opaque, extra, NULL);
+    if (cells[n + 1] >= 0) {
+        PyObject *signature = read_slot(value, cells[n + 1], "signature");
+        if (signature == NULL)
+            return -1;
+        if (signature != Py_None)
+            return 1;
+    }
+    if (w->drop_images && cells[n + 2] >= 0) {
+        PyObject *data = read_slot(value, cells[n + 2], "data");
+        if (data == NULL)
+            return -1;
+        if (data != Py_None)
+            return 1;
+    }
+    if (cells[n + 3] >= 0) {
+        PyObject *extra = read_slot(value, cells[n + 3], "extra");
+        if (extra == NULL)
+            return -1;
+        if (extra != w->empty) {
+            Py_INCREF(extra);
+            r = call_truth(w->opaque, extra, NULL);
+            Py_DECREF(extra);
+            return r;
+        }
+    }
     return 0;
 }
 
@@ -1099,8 +1170,11 @@ walk_value(StringWalker *w, PyObject *value, PyObject *seen)
         return PyList_Append(seen, value);
     if (is_inert(value))
         return 0;
+    if (w->depth >= C_DEPTH)
+        return call_truth(w->fallback, value, seen);
     if (Py_EnterRecursiveCall(" while collecting a document's strings"))
         return -1;
+    w->depth++;
     int drops = 0, r = 0;
     PyObject *layout = layout_of(w, Py_TYPE(value));
     if (layout == NULL && PyErr_Occurred())
@@ -1108,8 +1182,9 @@ walk_value(StringWalker *w, PyObject *value, PyObject *seen)
     else if (layout != NULL && layout != Py_None)
         r = walk_node(w, value, (const Py_ssize_t *)PyBytes_AS_STRING(layout), seen);
     else if (PyDict_CheckExact(value)) {
-        Py_ssize_t pos = 0;
+        Py_ssize_t pos = 0, size = PyDict_GET_SIZE(value);
         PyObject *key, *item;
+        Py_INCREF(value);
         while (r >= 0 && PyDict_Next(value, &pos, &key, &item)) {
             Py_INCREF(key);
             Py_INCREF(item);
@@ -1122,24 +1197,27 @@ walk_value(StringWalker *w, PyObject *value, PyObject *seen)
             Py_DECREF(item);
             if (r > 0)
                 drops = 1;
+            if (r >= 0 && PyDict_GET_SIZE(value) != size)
+                r = dict_changed() == NULL ? -1 : 0;
         }
+        Py_DECREF(value);
     }
     else if (PyList_CheckExact(value) || PyTuple_CheckExact(value)) {
-        PyObject *fast = PySequence_Fast(value, "");  /* a new reference: the list may not change under us */
-        if (fast == NULL)
-            r = -1;
-        else {
-            Py_ssize_t size = PySequence_Fast_GET_SIZE(fast);
-            for (Py_ssize_t i = 0; i < size && r >= 0; i++) {
-                r = walk_item(w, PySequence_Fast_GET_ITEM(fast, i), seen);
-                if (r > 0)
-                    drops = 1;
-            }
-            Py_DECREF(fast);
+        /* a callback may change a list: its size is read at each step, as Python's
+         * iteration does, and each item held while it is walked */
+        Py_INCREF(value);
+        for (Py_ssize_t i = 0; r >= 0 && i < Py_SIZE(value); i++) {
+            PyObject *item = Py_NewRef(PySequence_Fast_GET_ITEM(value, i));
+            r = walk_item(w, item, seen);
+            Py_DECREF(item);
+            if (r > 0)
+                drops = 1;
         }
+        Py_DECREF(value);
     }
     else
         r = call_truth(w->fallback, value, seen);
+    w->depth--;
     Py_LeaveRecursiveCall();
     return r < 0 ? -1 : (r > 0 || drops);
 }
@@ -1152,8 +1230,12 @@ StringWalker_call(StringWalker *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "StringWalker takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OO!:StringWalker", &value, &PyList_Type, &seen))
+    if (!PyArg_ParseTuple(args, "OO:StringWalker", &value, &seen))
         return NULL;
+    if (!PyList_CheckExact(seen)) {
+        PyErr_SetString(PyExc_TypeError, "StringWalker appends to a list");
+        return NULL;
+    }
     int r = walk_value(self, value, seen);
     if (r < 0)
         return NULL;
@@ -1199,6 +1281,7 @@ typedef struct {
     PyObject *empty;
     PyObject *s_signature, *s_image;
     int drop_images;
+    int depth;
 } Rebuilder;
 
 static int
@@ -1383,9 +1466,13 @@ rebuild_mapping(Rebuilder *r, PyObject *value, int top_extra)
     if (out == NULL)
         return NULL;
     int changed = 0;
-    Py_ssize_t pos = 0;
+    Py_ssize_t pos = 0, size = PyDict_GET_SIZE(value);
     PyObject *key, *item;
     while (PyDict_Next(value, &pos, &key, &item)) {
+        if (PyDict_GET_SIZE(value) != size) {
+            dict_changed();
+            goto fail;
+        }
         PyObject *new_key = NULL, *new_item = NULL;
         Py_INCREF(key);
         Py_INCREF(item);
@@ -1430,6 +1517,10 @@ rebuild_mapping(Rebuilder *r, PyObject *value, int top_extra)
         if (!ok)
             goto fail;
     }
+    if (PyDict_GET_SIZE(value) != size) {
+        dict_changed();
+        goto fail;
+    }
     if (changed)
         return out;
     Py_DECREF(out);
@@ -1446,19 +1537,24 @@ rebuild_sequence(Rebuilder *r, PyObject *value)
     PyObject *fast = PySequence_Fast(value, "");
     if (fast == NULL)
         return NULL;
-    Py_ssize_t size = PySequence_Fast_GET_SIZE(fast);
     PyObject *items = NULL;  /* a list, made at the first change */
-    for (Py_ssize_t i = 0; i < size; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(fast, i), *new_item;
+    /* a callback may change a list: its size is read at each step, as Python's iteration
+     * does, and each item held while it is rebuilt */
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); i++) {
+        PyObject *item = Py_NewRef(PySequence_Fast_GET_ITEM(fast, i)), *new_item;
         if (PyUnicode_CheckExact(item))
             new_item = rebuild_string(r, item);
-        else if (item == Py_None || is_scalar(item))
+        else if (item == Py_None || is_scalar(item)) {
+            Py_DECREF(item);
             continue;
+        }
         else
             new_item = rebuild_value(r, item);
+        int same = new_item == item;
+        Py_DECREF(item);
         if (new_item == NULL)
             goto fail;
-        if (new_item == item) {
+        if (same) {
             Py_DECREF(new_item);
             continue;
         }
@@ -1466,7 +1562,8 @@ rebuild_sequence(Rebuilder *r, PyObject *value)
             Py_DECREF(new_item);
             goto fail;
         }
-        PyList_SetItem(items, i, new_item);  /* steals new_item */
+        if (PyList_SetItem(items, i, new_item) < 0)  /* steals new_item */
+            goto fail;
     }
     Py_DECREF(fast);
     if (items == NULL)
@@ -1491,11 +1588,15 @@ rebuild_node(Rebuilder *r, PyObject *node, PyObject *layout)
     for (Py_ssize_t i = 1; i <= n; i++)
         if (SLOT(node, cells[i]) == NULL)
             return PyObject_CallOneArg(r->fallback, node);  /* an unset field: Python raises */
+    PyObject *room[16];
+    PyObject **olds = hold_fields(node, cells + 1, n, room, 16);
+    if (olds == NULL)
+        return NULL;
     PyObject **values = NULL;  /* the fields' values (new references), made at the first change */
     PyObject *result = NULL;
     for (Py_ssize_t s = 0; s < nsteps; s++) {
         Py_ssize_t index = cells[n + 2 + 2 * s], kind = cells[n + 3 + 2 * s];
-        PyObject *old = SLOT(node, cells[index + 1]), *new;
+        PyObject *old = olds[index], *new;
         if (old == Py_None || old == r->empty)
             continue;
         if (PyUnicode_CheckExact(old) && kind == KIND_SCAN)
@@ -1529,7 +1630,7 @@ rebuild_node(Rebuilder *r, PyObject *node, PyObject *layout)
                 goto done;
             }
             for (Py_ssize_t i = 0; i < n; i++)
-                values[i] = Py_NewRef(SLOT(node, cells[i + 1]));
+                values[i] = Py_NewRef(olds[i]);
         }
         Py_SETREF(values[index], new);
     }
@@ -1540,6 +1641,7 @@ done:
             Py_DECREF(values[i]);
         PyMem_Free(values);
     }
+    release_fields(olds, n, room);
     return result;
 }
 
@@ -1550,8 +1652,11 @@ rebuild_value(Rebuilder *r, PyObject *value)
         return rebuild_string(r, value);
     if (value == Py_None || is_scalar(value) || PyFrozenSet_CheckExact(value) || PySet_CheckExact(value))
         return Py_NewRef(value);
+    if (r->depth >= C_DEPTH)
+        return PyObject_CallOneArg(r->fallback, value);
     if (Py_EnterRecursiveCall(" while rebuilding a redacted document"))
         return NULL;
+    r->depth++;
     PyObject *result;
     PyObject *layout = rebuild_layout(r, Py_TYPE(value));
     if (layout == NULL && PyErr_Occurred())
@@ -1564,6 +1669,7 @@ rebuild_value(Rebuilder *r, PyObject *value)
         result = rebuild_sequence(r, value);
     else
         result = PyObject_CallOneArg(r->fallback, value);
+    r->depth--;
     Py_LeaveRecursiveCall();
     return result;
 }

@@ -238,3 +238,106 @@ def test_repeated_redaction_holds_no_memory(tmp_path: Any) -> None:
         if was_enabled:
             gc.enable()
     assert grown < 256 * 1024, f"{grown} bytes held after 20 redactions"
+
+
+# --------------------------------------------------------------------------- hostile values
+
+
+def _outcomes(value_for: Any, *, rebuild: bool) -> list[tuple[str, Any]]:
+    """What the Python pass and the C pass do with a value made afresh for each: a result
+    or the type of the exception raised (never a crash)."""
+    out: list[tuple[str, Any]] = []
+    for fast in (False, True):
+        redactor = Redactor(None, drop_images=False)  # type: ignore[arg-type]
+        redactor._replaced["x"] = ("NEW", [("rule", "NEW")])
+        value = value_for()
+        try:
+            if rebuild:
+                done = (redactor._rebuilder() if fast else redactor._rebuild)(value)
+                out.append(("value", _shape(done)))
+            else:
+                seen: list[str] = []
+                answer = (redactor._walker() if fast else redactor._walk)(value, seen)
+                out.append(("value", (answer, seen)))
+        except Exception as exc:  # the type of what it raised is what is compared
+            out.append(("raised", type(exc)))
+    return out
+
+
+def _list_cleared_by_a_callback() -> list[Any]:
+    outer: list[Any] = []
+
+    class Clears(str):
+        def __str__(self) -> str:
+            outer.clear()
+            return "x"
+
+    outer[:] = [Clears("a"), *(f"s{i}" for i in range(200)), "x"]
+    return outer
+
+
+def _node_whose_field_is_deleted_by_a_callback() -> ToolCall:
+    node: ToolCall
+
+    class Deletes(str):
+        def __str__(self) -> str:
+            object.__delattr__(node, "namespace")
+            return "x"
+
+    node = ToolCall(call_id="c", name="n", arguments=[Deletes("a")], namespace="ns")
+    return node
+
+
+def _dict_grown_by_a_callback() -> dict[str, Any]:
+    grown: dict[str, Any] = {}
+
+    class Grows(str):
+        def __str__(self) -> str:
+            grown["added"] = "x"
+            return "x"
+
+    grown.update({"a": [Grows("a")], "b": "x"})
+    return grown
+
+
+@pytest.mark.parametrize("rebuild", [False, True])
+@pytest.mark.parametrize(
+    "value_for",
+    [_list_cleared_by_a_callback, _node_whose_field_is_deleted_by_a_callback, _dict_grown_by_a_callback],
+)
+def test_values_changed_under_the_walk_fail_or_pass_alike(value_for: Any, rebuild: bool) -> None:
+    python, c = _outcomes(value_for, rebuild=rebuild)
+    assert c == python
+
+
+def test_nesting_deeper_than_the_c_passes_go_is_handed_to_python() -> None:
+    """The C passes nest only so deep; beyond, the Python ones go on as far as the
+    recursion limit allows (Python's own calls do not use the C stack)."""
+    import sys
+
+    def nested(depth: int) -> Any:
+        value: Any = "x"
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    assert _outcomes(lambda: nested(800), rebuild=False) == [("value", (False, ["x"]))] * 2
+    assert _outcomes(lambda: nested(5000), rebuild=True) == [("raised", RecursionError)] * 2
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200_000)
+    try:
+        walked = _outcomes(lambda: nested(50_000), rebuild=False)
+        rebuilt = []
+        for fast in (False, True):
+            redactor = Redactor(None, drop_images=False)  # type: ignore[arg-type]
+            redactor._replaced["x"] = ("NEW", [("rule", "NEW")])
+            rebuilt.append((redactor._rebuilder() if fast else redactor._rebuild)(nested(50_000)))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert walked == [("value", (False, ["x"]))] * 2
+    for value in rebuilt:  # looked at level by level: comparing them whole would nest in C
+        depth = 0
+        while type(value) is list:
+            (value,) = value
+            depth += 1
+        assert (depth, value) == (50_000, "NEW")
