@@ -929,6 +929,30 @@ read_slot(PyObject *node, Py_ssize_t offset, const char *name)
     return value;
 }
 
+/* After slot_offset failed: 0 when the field is not a slot (a property, say: the Python
+ * pass reads such a class), its error cleared; -1 for any other error. */
+static int
+not_a_slot(void)
+{
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
+/* The offsets of the slots ``names`` (a tuple) of ``cls`` into ``into``: 1; else as
+ * not_a_slot. */
+static int
+slot_offsets(PyTypeObject *cls, PyObject *names, Py_ssize_t *into)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        into[i] = slot_offset(cls, PyTuple_GET_ITEM(names, i));
+        if (into[i] < 0)
+            return not_a_slot();
+    }
+    return 1;
+}
+
 static PyObject *
 dict_changed(void)
 {
@@ -1053,23 +1077,18 @@ layout_of(StringWalker *w, PyTypeObject *cls)
         goto done;
     }
     cells[0] = n;
-    int slotted = 1;
-    for (Py_ssize_t i = 0; i < n && slotted; i++) {
-        cells[i + 1] = slot_offset(cls, PyTuple_GET_ITEM(names, i));
-        slotted = cells[i + 1] >= 0;
-    }
-    if (slotted) {
+    int slotted = slot_offsets(cls, names, cells + 1);
+    if (slotted > 0) {
         cells[n + 1] = flagged_offset(cls, plan, "signature", "signature");
         cells[n + 2] = flagged_offset(cls, plan, "image", "data");
         cells[n + 3] = flagged_offset(cls, plan, "extra", "extra");
-        slotted = cells[n + 1] != -2 && cells[n + 2] != -2 && cells[n + 3] != -2;
+        if (cells[n + 1] == -2 || cells[n + 2] == -2 || cells[n + 3] == -2)
+            slotted = not_a_slot();
     }
-    if (slotted)
+    if (slotted > 0)
         made = PyBytes_FromStringAndSize((const char *)cells, (n + 4) * sizeof(Py_ssize_t));
-    else if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        PyErr_Clear();
+    else if (slotted == 0)
         made = Py_NewRef(Py_None);
-    }
     PyMem_Free(cells);
     if (made != NULL && PyDict_SetItem(w->layouts, (PyObject *)cls, made) < 0)
         Py_CLEAR(made);
@@ -1396,17 +1415,11 @@ rebuild_layout(Rebuilder *r, PyTypeObject *cls)
         goto done;
     }
     cells[0] = n;
-    int slotted = 1;
-    for (Py_ssize_t i = 0; i < n && slotted; i++) {
-        cells[i + 1] = slot_offset(cls, PyTuple_GET_ITEM(names, i));
-        slotted = cells[i + 1] >= 0;
-    }
-    if (!slotted) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_AttributeError))
-            goto done;
-        PyErr_Clear();
+    int slotted = slot_offsets(cls, names, cells + 1);
+    if (slotted < 0)
+        goto done;
+    if (slotted == 0)
         made = Py_NewRef(Py_None);
-    }
     else {
         cells[n + 1] = nsteps;
         for (Py_ssize_t s = 0; s < nsteps; s++) {
