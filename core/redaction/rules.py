@@ -132,8 +132,6 @@ class EnvAssignmentRule(ExtraRule):
     # start); the name before it is checked afterwards.
     _regex = re.compile(r"(?m)=[\"']?([A-Za-z0-9+/=_.~:-]{16,512})[\"']?[ \t]*\r?$")
     _name = re.compile(r"[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]{0,80}")
-    _letters = re.compile(r"[A-Za-z]")
-    _digits = re.compile(r"[0-9]")
 
     def find(self, text: str) -> Iterator[tuple[int, int]]:
         for m in self._regex.finditer(text):
@@ -143,7 +141,7 @@ class EnvAssignmentRule(ExtraRule):
             value = m.group(1)
             if "://" in value or value.startswith(("/", "~", ".")):
                 continue  # a URL or a path (a URL's password has its own rule)
-            if not (self._letters.search(value) and self._digits.search(value)):
+            if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):  # ASCII only
                 continue
             if shannon_entropy(value) > 3.5:
                 yield m.span(1)

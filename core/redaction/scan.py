@@ -24,6 +24,7 @@ import re
 import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 import re2
@@ -105,11 +106,7 @@ class _Text:
         self.indices = indices
         self.strings = [strings[i] for i in indices]
         self.text = text = "\n".join(self.strings)
-        starts = self.starts = [0] * len(indices)
-        offset = 0
-        for i, s in enumerate(self.strings):
-            starts[i] = offset
-            offset += len(s) + 1
+        self.starts = list(accumulate((len(s) + 1 for s in self.strings[:-1]), initial=0))
         if text.isascii():
             self.data = self.keys = text.encode("ascii")
         else:
