@@ -88,7 +88,8 @@ class Frozen:
         return f"{self.__class__.__qualname__}({shown})"
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return self._values()
+        # every field, whatever a class leaves out of comparing and showing (``_values``)
+        return tuple(getattr(self, name) for name in self._names)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
         for name, value in zip(self._names, state, strict=True):

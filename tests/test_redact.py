@@ -191,6 +191,51 @@ def test_bulk_records_the_rule_set_and_reconverts_when_it_changes(
     ]
 
 
+def test_redaction_options_reach_the_workers_whole(
+    seeded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory run with workers sends each the options, environment included, by
+    pickle: every session is redacted there as it is in one process (every worker died
+    unpickling options whose state left the environment out)."""
+    import pickle
+
+    options = RedactOptions(values=("v",), environ={"API_TOKEN": "tok-123456789"}, homes=("/h",))
+    copy = pickle.loads(pickle.dumps(options))
+    assert copy == options and copy.environ == {"API_TOKEN": "tok-123456789"}
+    assert copy.env_values() == ["tok-123456789"]
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    for name in ("a", "b", "c", "d"):
+        (src / f"{name}.jsonl").write_bytes(
+            seeded.read_bytes().replace(
+                b"0199a5e0-0000-7000-8000-000000000001",
+                f"0199a5e0-0000-7000-8000-00000000000{ord(name) - 96}".encode(),
+            )
+        )
+    monkeypatch.setenv("ACME_SECRET_TOKEN", SECRETS["value"])
+    code = main(
+        [
+            str(src),
+            "--to",
+            "markdown",
+            "--to",
+            "pi",
+            "-o",
+            str(out),
+            "-q",
+            "--jobs",
+            "2",
+            "--redact",
+            "--redact-env",
+        ]
+    )
+    assert code == 0
+    for name in ("a", "b", "c", "d"):
+        for suffix in (".md", ".jsonl"):
+            data = (out / f"{name}{suffix}").read_bytes()
+            assert _survivors(data) == ["pattern"], (name, suffix)  # --redact-env took the value
+
+
 def test_every_gitleaks_rule_compiles() -> None:
     rules = gitleaks.load()
     assert len(rules.rules) >= 200
