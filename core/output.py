@@ -179,8 +179,9 @@ def write_into_folder(folder: str, name: str, data: bytes) -> str:
     is followed: a symlink where the folder or the file should be is refused with
     :class:`OutputError`, so nothing lands outside the folder. The file is written as a
     temporary file of the :data:`TEMP_NAME` pattern (which the next directory run
-    cleans up if this one is killed) and renamed into place; an existing regular file
-    of the same size is kept (the names are content hashes). Returns the file's path."""
+    cleans up if this one is killed) and renamed into place. The names are content
+    hashes: a regular file already there holding ``data`` is kept, one holding anything
+    else is someone else's and refused, never replaced. Returns the file's path."""
     path = os.path.join(folder, name)
     if os.sep in name or name in ("", ".", ".."):
         raise _refuse(path, "not a plain file name")
@@ -200,14 +201,22 @@ def write_into_folder(folder: str, name: str, data: bytes) -> str:
         if info is not None:
             if not stat.S_ISREG(info.st_mode):
                 raise _refuse(path, "is not a regular file: piconv does not replace it")
-            if info.st_size == len(data):
-                return path  # the same content hash and size: written before
+            if info.st_size != len(data) or _read_at(fd, name, len(data)) != data:
+                raise _refuse(path, "is already there with other content: piconv does not replace it")
+            return path  # written before
         _write_at(fd, name, data, path)
     except OSError as exc:
         raise _refuse(path, _describe(exc)) from None
     finally:
         os.close(fd)
     return path
+
+
+def _read_at(fd: int, name: str, size: int) -> bytes:
+    """At most ``size`` bytes of the regular file ``name`` in the directory open as ``fd``."""
+    handle = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=fd)
+    with os.fdopen(handle, "rb") as fh:
+        return fh.read(size + 1)
 
 
 def _write_at(fd: int, name: str, data: bytes, path: str) -> None:

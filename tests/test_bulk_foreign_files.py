@@ -223,3 +223,98 @@ def test_a_fifo_where_the_index_goes_is_left_and_never_read(tmp_path: Path) -> N
 
     assert (out / "index.md").is_fifo()
     assert summary.converted == 3 and any("index.md" in n for n in summary.notes)
+
+
+# --------------------------------------------------------------------------- attacks on piconv's own files
+
+
+def _plant(kind: str, path: Path, victim: Path) -> None:
+    import os
+
+    if kind == "symlink":
+        path.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:  # a second name of someone's file
+        os.link(victim, path)
+
+
+def test_a_plant_at_the_manifest_or_the_lock_stops_the_run_before_anything_is_written(tmp_path: Path) -> None:
+    """A link there would have the run write where it points (outside OUTDIR), a pipe
+    would hang it, a directory crashed it; each is one clear error (exit 6), and the file
+    it points to is untouched."""
+    import pytest
+    from piconv.errors import OutputError
+
+    make_tree(tmp_path / "in")
+    for name in (".piconv-manifest.jsonl", ".piconv-lock"):
+        for kind in ("symlink", "fifo", "directory", "hardlink"):
+            out, victim = tmp_path / f"out-{kind}{name}", tmp_path / f"victim-{kind}{name}"
+            out.mkdir()
+            victim.write_bytes(NOTES)
+            _plant(kind, out / name, victim)
+            with pytest.raises(OutputError, match="not a plain file"):
+                run_bulk(str(tmp_path / "in"), str(out), ["html"], quiet=True)
+            assert victim.read_bytes() == NOTES, (name, kind)
+            assert not list(out.rglob("*.html")), (name, kind)
+    out = tmp_path / "cli"
+    out.mkdir()
+    (out / ".piconv-manifest.jsonl").symlink_to(tmp_path / "elsewhere")
+    assert main([str(tmp_path / "in"), "--to", "html", "-o", str(out), "-q"]) == 6
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_record_with_leaves_or_written_of_the_wrong_type_is_dropped(tmp_path: Path) -> None:
+    import json
+
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    run_bulk(str(tmp_path / "in"), str(out), ["openai"], quiet=True)
+    manifest = out / ".piconv-manifest.jsonl"
+    lines = [json.loads(line) for line in manifest.read_text().splitlines()]
+    lines[0]["outputs"]["openai"]["leaves"] = [1]
+    lines[1]["written"] = "a.json"
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for _ in range(2):  # the bad records are dropped, not written back
+        again = run_bulk(str(tmp_path / "in"), str(out), ["openai"], quiet=True)
+        assert again.failed == 0
+    assert again.up_to_date == 3
+
+
+def test_a_link_or_pipe_put_at_a_place_piconv_wrote_is_left_as_it_is(tmp_path: Path) -> None:
+    import os
+
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    run_bulk(str(tmp_path / "in"), str(out), ["html"], quiet=True)
+    notes = tmp_path / "notes"
+    notes.write_bytes(NOTES)
+    linked = out / "--work-a--" / "2026-01-01_s1.html"
+    piped = out / "--work-b--" / "2026-01-03_s3.html"
+    linked.unlink()
+    linked.symlink_to(notes)
+    piped.unlink()
+    os.mkfifo(piped)
+    for force in (False, True):
+        summary = run_bulk(str(tmp_path / "in"), str(out), ["html"], quiet=True, force=force)
+        assert summary.failure_codes == {"bulk:output-exists": 2}, force
+        assert linked.is_symlink() and notes.read_bytes() == NOTES and piped.is_fifo()
+    replaced = run_bulk(str(tmp_path / "in"), str(out), ["html"], quiet=True, overwrite=True)
+    assert (
+        replaced.failed == 0 and linked.is_file() and not linked.is_symlink() and notes.read_bytes() == NOTES
+    )
+
+
+def test_moving_someone_s_archive_aside_moves_over_none_of_their_files(tmp_path: Path) -> None:
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "archive.db").write_bytes(b"my db")
+    (out / "archive.db-wal").write_bytes(b"my db wal")
+    (out / "archive.db.foreign-wal").write_bytes(b"PRECIOUS")
+    run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True)
+    assert (out / "archive.db.foreign-wal").read_bytes() == b"PRECIOUS"
+    assert (out / "archive.db.foreign-2").read_bytes() == b"my db"
+    assert (out / "archive.db.foreign-2-wal").read_bytes() == b"my db wal"

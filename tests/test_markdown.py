@@ -387,6 +387,27 @@ def test_images_folder_never_follows_a_symlink(images_doc: Document, tmp_path: P
     assert victim.read_bytes() == b"keep" and first.is_symlink()
 
 
+def test_images_someone_else_s_file_at_an_image_s_name_is_never_replaced(
+    images_doc: Document, tmp_path: Path
+) -> None:
+    """The names are content hashes: a file there with other bytes, of another size or
+    the same, is not piconv's; the output is refused rather than written over it (or,
+    of the same size, linked to it)."""
+    from piconv import OutputError
+
+    target = tmp_path / "session.md"
+    convert(images_doc, images="files", output_path=str(target))
+    first = sorted(next(tmp_path.glob("*_images")).iterdir())[0]
+    mine = first.read_bytes()
+    convert(images_doc, images="files", output_path=str(target))  # its own: kept
+    assert first.read_bytes() == mine
+    for planted in (b"someone's notes", bytes(len(mine))):
+        first.write_bytes(planted)
+        with pytest.raises(OutputError, match="other content"):
+            convert(images_doc, images="files", output_path=str(target))
+        assert first.read_bytes() == planted
+
+
 def test_images_temporary_files_are_the_kind_a_run_cleans_up(
     images_doc: Document, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -150,9 +150,10 @@ def release(path: str | None = None) -> None:
 
 
 def _aside(path: str, kind: str) -> str:
-    """Rename ``path`` (and the journal files beside it) to a free ``path.KIND[-N]``."""
+    """Rename ``path`` (and the journal files beside it) to a free ``path.KIND[-N]``: free
+    for the journals too, so no file already there is renamed over."""
     target, n = f"{path}.{kind}", 1
-    while os.path.lexists(target):
+    while any(os.path.lexists(target + side) for side in ("", *_SIDE_FILES)):
         n += 1
         target = f"{path}.{kind}-{n}"
     for side in ("", *_SIDE_FILES):

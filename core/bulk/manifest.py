@@ -17,12 +17,15 @@ file and rename). A lock file (``flock``) keeps two runs off one OUTDIR at the s
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..errors import OutputError
 from ..jsonio import dumps, loads
 from ..output import commit, discard, temporary
 
@@ -32,6 +35,34 @@ VERSION = 1
 SYNC_EVERY_S = 1.0
 """fsync the log at most this often: a power cut loses under a second of records, which
 the next run redoes; syncing every line would cost a disk flush per session."""
+
+
+def open_own(path: str, flags: int) -> int:
+    """A descriptor of ``path``, one of piconv's own files in OUTDIR (the manifest, the
+    lock), opened without following a link and refused (:class:`OutputError`) unless it
+    is a plain file with no other name: a link planted there would have piconv write where
+    it points, a pipe would hang the run, a second name (a hard link) of someone's file
+    would have it appended to."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | nofollow, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise _not_own(path) from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        os.close(fd)
+        raise _not_own(path)
+    return fd
+
+
+def _not_own(path: str) -> OutputError:
+    return OutputError(
+        "not a plain file (a symbolic link, a pipe, a directory or a second name of another file) "
+        "where piconv keeps its own: move it away",
+        path=path,
+    )
 
 
 class Manifest:
@@ -46,19 +77,20 @@ class Manifest:
 
     def _load(self) -> None:
         try:
-            with open(self.path, "rb") as fh:
-                for raw in fh:
-                    try:
-                        rec = loads(raw)
-                    except (ValueError, RecursionError):  # orjson's and json's decode errors both
-                        self.dropped += 1  # torn by a crash mid-append: that file is redone
-                        continue
-                    if well_formed(rec):
-                        self.records[rec["input"]] = rec
-                    else:
-                        self.dropped += 1  # never fatal: that input is converted again
+            fd = open_own(self.path, os.O_RDONLY)
         except FileNotFoundError:
-            pass
+            return
+        with open(fd, "rb") as fh:
+            for raw in fh:
+                try:
+                    rec = loads(raw)
+                except (ValueError, RecursionError):  # orjson's and json's decode errors both
+                    self.dropped += 1  # torn by a crash mid-append: that file is redone
+                    continue
+                if well_formed(rec):
+                    self.records[rec["input"]] = rec
+                else:
+                    self.dropped += 1  # never fatal: that input is converted again
 
     def get(self, rel: str) -> dict[str, Any] | None:
         return self.records.get(rel)
@@ -69,11 +101,10 @@ class Manifest:
         record = finite({"v": VERSION, **record})
         line = dumps(record, sort_keys=True) + b"\n"
         if self._log is None:
-            self._log = os.open(
-                self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644
-            )
+            self._log = open_own(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND)  # read: its last byte
             # A torn last line from a crash must not glue itself to the next record.
-            if os.fstat(self._log).st_size > 0 and not _ends_with_newline(self.path):
+            size = os.fstat(self._log).st_size
+            if size > 0 and os.pread(self._log, 1, size - 1) != b"\n":
                 line = b"\n" + line
         start = os.fstat(self._log).st_size
         try:
@@ -130,13 +161,20 @@ def well_formed(rec: Any) -> bool:
         return False
     outputs = rec.get("outputs", {})
     if not isinstance(outputs, dict) or not all(
-        isinstance(o, dict) and isinstance(o.get("path"), str) for o in outputs.values()
+        isinstance(o, dict) and isinstance(o.get("path"), str) and _paths(o.get("leaves", []))
+        for o in outputs.values()
     ):
+        return False
+    if not _paths(rec.get("written", [])):
         return False
     meta = rec.get("meta")
     if meta is not None and not isinstance(meta, dict):
         return False
     return finite(rec) == rec
+
+
+def _paths(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(rel, str) for rel in value)
 
 
 def output_links(rec: Mapping[str, Any] | None) -> dict[str, str]:
@@ -163,12 +201,6 @@ def output_paths(rec: Mapping[str, Any] | None) -> frozenset[str]:
     return frozenset(paths)
 
 
-def _ends_with_newline(path: str) -> bool:
-    with open(path, "rb") as fh:
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1) == b"\n"
-
-
 @contextlib.contextmanager
 def locked(outdir: str) -> Iterator[None]:
     """Hold an exclusive lock on OUTDIR for the run. The kernel releases it when the
@@ -182,15 +214,15 @@ def locked(outdir: str) -> Iterator[None]:
 
     path = os.path.join(outdir, LOCK)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_own(path, os.O_RDWR | os.O_CREAT)
+    except OutputError:
+        raise
     except OSError:
         # A read-only OUTDIR: a lock file already there is still locked (flock needs no
         # write access), so the run goes on to report what it could not write.
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = open_own(path, os.O_RDONLY)
         except OSError as exc:
-            from ..errors import OutputError
-
             raise OutputError(f"cannot write: {exc.strerror or exc}", path=outdir) from None
     global _lock_fd
     try:

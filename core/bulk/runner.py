@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -445,9 +446,18 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
         and out.get("path") == spec.rel_out
         and all(out.get(k) == v for k, v in fmt.identity.items())
         and all(
-            os.path.isfile(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out])
+            _plain_file(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out])
         )
     )
+
+
+def _plain_file(path: str) -> bool:
+    """A regular file at ``path`` itself: a link there (to a file or not) is not an
+    output of piconv's, whatever it points to."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _record(

@@ -177,8 +177,8 @@ def _run(task: Task, result: dict[str, Any]) -> None:
                 buffer = io.BytesIO()
                 options = {**spec.options, "output_path": final, "leaf": leaf}
                 api.convert(doc, spec.name, buffer, options, validate=task.validate)
-                if not task.overwrite and rel_out not in task.ours:
-                    claim(final, rel_out, buffer.getbuffer())
+                if not task.overwrite:
+                    claim(final, rel_out, buffer.getbuffer(), recorded=rel_out in task.ours)
                 write_atomic(final, buffer.getbuffer(), task.outdir, guard)
                 # recorded as it lands: a later failure (another leaf, --timeout) must not
                 # leave a file of piconv's that the next run takes for someone else's
@@ -227,10 +227,23 @@ def _open_input(task: Task) -> io.BufferedReader:
     return open(task.path, "rb")
 
 
-def claim(final: str, rel_out: str, data: bytes | memoryview) -> None:
-    """Raise :class:`NotOurs` unless an output with ``data`` may take the place ``final``,
-    which the manifest does not record as piconv's: it must be free, or hold exactly
-    ``data`` (what a run stopped before its manifest line was written left there)."""
+def claim(final: str, rel_out: str, data: bytes | memoryview, *, recorded: bool = False) -> None:
+    """Raise :class:`NotOurs` unless an output with ``data`` may take the place ``final``.
+    A place the manifest records as piconv's (``recorded``) may hold a regular file, which
+    is replaced; any other must be free, or hold exactly ``data`` (what a run stopped
+    before its manifest line was written left there). A link, a pipe or a directory is
+    never replaced: it was put there since."""
+    if recorded:
+        try:
+            plain = stat.S_ISREG(os.lstat(final).st_mode)
+        except FileNotFoundError:
+            return
+        if plain:
+            return
+        raise NotOurs(
+            f"{rel_out} is not a plain file (a link, a pipe or a directory) where piconv wrote one: "
+            "left as it is (move it away, or use --overwrite to replace it)"
+        )
     there, held = _occupant(final, len(data))
     if not there or held == data:
         return
