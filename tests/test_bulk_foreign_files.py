@@ -318,3 +318,29 @@ def test_moving_someone_s_archive_aside_moves_over_none_of_their_files(tmp_path:
     assert (out / "archive.db.foreign-wal").read_bytes() == b"PRECIOUS"
     assert (out / "archive.db.foreign-2").read_bytes() == b"my db"
     assert (out / "archive.db.foreign-2-wal").read_bytes() == b"my db wal"
+
+
+def test_a_file_written_for_a_session_since_renamed_is_piconv_s_for_the_one_taking_its_name(
+    tmp_path: Path,
+) -> None:
+    """``index.jsonl`` and ``index.session.jsonl`` both map to ``index.session.html``: the
+    first in path order keeps the name; once the other is renamed (as the collision's
+    message advises), the file piconv wrote for it is piconv's to replace."""
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    (src / "index.session.jsonl").write_bytes(conversation("first", "one"))
+    assert run_bulk(str(src), str(out), ["html"], quiet=True).failed == 0
+    (src / "index.jsonl").write_bytes(conversation("second", "two"))
+    collided = run_bulk(str(src), str(out), ["html"], quiet=True)
+    assert collided.failure_codes == {"bulk:name-collision": 1}
+    (src / "index.session.jsonl").rename(src / "other.jsonl")
+    for _ in range(2):
+        summary = run_bulk(str(src), str(out), ["html"], quiet=True)
+        assert summary.failed == 0, summary.failures
+    assert b"two" in (out / "index.session.html").read_bytes()
+    assert b"one" in (out / "other.html").read_bytes()
+    # a foreign file is still refused: only what the manifest records is piconv's
+    (src / "new.jsonl").write_bytes(conversation("third", "three"))
+    (out / "new.html").write_bytes(NOTES)
+    assert run_bulk(str(src), str(out), ["html"], quiet=True).failure_codes == {"bulk:output-exists": 1}
+    assert (out / "new.html").read_bytes() == NOTES

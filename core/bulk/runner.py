@@ -13,7 +13,7 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -186,6 +186,7 @@ def run_bulk(
         stores = open_stores(fmts, real_out, summary)
         try:
             sources, refused = discover(real_in, exclude=real_out)
+            present = {s.rel for s in sources} | {r.rel for r in refused}
             sources, summary.selected_out = select(sources, selection, manifest)
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
@@ -205,6 +206,7 @@ def run_bulk(
                 archived,
                 here=cluster is None,
                 overwrite=overwrite,
+                present=present,
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -312,10 +314,14 @@ def _plan(
     archived: Mapping[str, Mapping[str, str | None]] | None = None,
     here: bool = False,
     overwrite: bool = False,
+    present: Collection[str] | None = None,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output. ``here``:
-    the tasks run on this machine, and put their sessions into the archives themselves."""
+    the tasks run on this machine, and put their sessions into the archives themselves.
+    ``present``: every input found, selected or not. What the manifest records as written
+    for an input no longer there, or for one that lost a name to another in this run
+    (:func:`_claim_names`), is piconv's to replace for whichever input takes that name."""
     tasks: list[tuple[Task, Source]] = []
     skipped = 0
     unsafe: list[Refused] = []
@@ -341,6 +347,13 @@ def _plan(
             continue
         planned.append((src, specs))
     owners = _claim_names(planned, fmts, unsafe)
+    losers = {src.rel for src, _specs in planned if src.rel not in owners}
+    left_behind = frozenset(
+        rel_out
+        for rel, rec in (manifest.records.items() if present is not None else ())
+        if rel not in present or rel in losers
+        for rel_out in output_paths(rec)
+    )
     for src, specs in planned:
         if src.rel not in owners:
             continue
@@ -376,7 +389,7 @@ def _plan(
             src.open_rel or src.rel,
             timeout or None,
             filters,
-            output_paths(manifest.get(src.rel)),
+            output_paths(manifest.get(src.rel)) | left_behind,
             overwrite,
             tuple(output_links(manifest.get(src.rel)).items())
             if here and any(s.archive for s in wanted)
