@@ -10,6 +10,7 @@ line) is taken as it is.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from piconv.bulk import run_bulk
 from piconv.cli import main
@@ -344,3 +345,73 @@ def test_a_file_written_for_a_session_since_renamed_is_piconv_s_for_the_one_taki
     (out / "new.html").write_bytes(NOTES)
     assert run_bulk(str(src), str(out), ["html"], quiet=True).failure_codes == {"bulk:output-exists": 1}
     assert (out / "new.html").read_bytes() == NOTES
+
+
+def _grow(path: Path) -> None:
+    with path.open("ab") as fh:
+        fh.write(
+            b'{"type":"thinking_level_change","id":"zz","parentId":null,"timestamp":"2026-01-01T00:00:09.000Z","thinkingLevel":"off"}\n'
+        )
+
+
+def test_an_output_written_by_a_worker_that_then_died_is_piconv_s_next_time(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The worker is killed after writing one output of a session, before it can say so:
+    the place was recorded as piconv's before the task ran, so once the session has grown
+    the next run replaces it rather than failing on it for ever."""
+    import os
+
+    from piconv.bulk import worker
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(conversation("a", "one"))
+    (src / "big.jsonl").write_bytes(conversation("big", "two", turns=40))
+    write = worker.write_atomic
+
+    def write_then_die(final: str, *args: Any, **kwargs: Any) -> None:
+        write(final, *args, **kwargs)
+        if final.endswith("big.html"):
+            os._exit(9)  # as kill -9 or the OOM killer would, after the file landed
+
+    monkeypatch.setattr(worker, "write_atomic", write_then_die)
+    died = run_bulk(str(src), str(out), ["html", "markdown"], jobs=2, quiet=True)
+    monkeypatch.undo()
+    assert set(died.failure_codes) == {"bulk:worker-died"} and (out / "big.html").is_file()
+    _grow(src / "big.jsonl")
+    for _ in range(2):
+        summary = run_bulk(str(src), str(out), ["html", "markdown"], jobs=2, quiet=True)
+        assert summary.failed == 0, summary.failures
+    assert records(out)["big.jsonl"]["outputs"].keys() == {"html", "markdown"}
+
+
+def test_an_output_written_before_the_whole_run_was_stopped_is_piconv_s_next_time(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import pytest
+    from piconv.bulk import worker
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(conversation("a", "one"))
+    write = worker.write_atomic
+
+    def write_then_stop(final: str, *args: Any, **kwargs: Any) -> None:
+        write(final, *args, **kwargs)
+        raise KeyboardInterrupt  # the run stopped between the write and its manifest line
+
+    monkeypatch.setattr(worker, "write_atomic", write_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
+    monkeypatch.undo()
+    assert (out / "a.html").is_file()
+    _grow(src / "a.jsonl")
+    summary = run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
+    assert summary.failed == 0, summary.failures
+    # what was recorded before the run is withdrawn once a task says what it wrote
+    (src / "b.jsonl").write_bytes(conversation("b", "two"))
+    (out / "b.md").write_bytes(NOTES)
+    refused = run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True)
+    assert refused.failure_codes == {"bulk:output-exists": 1}
+    assert "b.md" not in records(out)["b.jsonl"].get("written", [])

@@ -217,6 +217,7 @@ def run_bulk(
             for r in refused:
                 progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
             ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
+            before = _record_places(ordered, manifest, fmts, real_out)
             idle_stores(stores)
             results: Iterator[dict[str, Any]]
             if cluster is not None:
@@ -229,7 +230,7 @@ def run_bulk(
                 for result in results:
                     try:
                         archive_result(result, stores, fmts, manifest)
-                        _record(result, manifest, fmts, summary, __version__)
+                        _record(result, manifest, fmts, summary, __version__, before)
                     except OSError as exc:
                         summary.fatal = f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
                     size = sizes.get(result["input"], 0)
@@ -473,11 +474,52 @@ def _plain_file(path: str) -> bool:
         return False
 
 
+def _record_places(
+    tasks: list[Task], manifest: Manifest, fmts: list[_Format], outdir: str
+) -> dict[str, dict[str, Any]]:
+    """Before any task runs: the places each will write that are free now, recorded in
+    its manifest record as piconv's (``written``), so that a worker killed after writing
+    one, or a run killed outright, leaves no file the next run takes for someone else's.
+    The places of a per-leaf format are known only once the session is read: not these.
+    Returns the records as they were, which the tasks' results are recorded against
+    (what a finished task did not write is not kept as piconv's)."""
+    per_leaf = {f.name for f in fmts if f.per_leaf}
+    before: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        old = manifest.get(task.rel)
+        known = output_paths(old)
+        places = {
+            spec.rel_out
+            for spec in task.formats
+            if not spec.archive
+            and spec.name not in per_leaf
+            and spec.rel_out not in known
+            and not os.path.lexists(os.path.join(outdir, *spec.rel_out.split("/")))
+        }
+        if places:
+            try:
+                manifest.append({**(old or {}), "input": task.rel, "written": sorted(known | places)})
+            except OSError:  # a full or read-only disk: the tasks fail on it, and say so
+                break
+            before[task.rel] = old or {}
+    return before
+
+
 def _record(
-    result: dict[str, Any], manifest: Manifest, fmts: list[_Format], summary: Summary, version: str
+    result: dict[str, Any],
+    manifest: Manifest,
+    fmts: list[_Format],
+    summary: Summary,
+    version: str,
+    before: Mapping[str, dict[str, Any]] | None = None,
 ) -> None:
     rel = result["input"]
-    old = manifest.get(rel) or {}
+    old = (before or {}).get(rel)
+    if old is None:
+        old = manifest.get(rel) or {}
+    # a worker that died may have written any place recorded for it before it ran
+    died = any(e.get("code") == "bulk:worker-died" for e in result["errors"].values())
+    intended = output_paths(manifest.get(rel)) if died else frozenset()
     if result["status"] == "unchanged":
         summary.unchanged_content += 1
         manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"]})
@@ -505,7 +547,10 @@ def _record(
         # every file piconv has written for this input, current or not: the next run
         # replaces them freely, whatever this one failed at or was not asked for
         "written": sorted(
-            output_paths(old) | set(result.get("written") or ()) | output_paths({"outputs": outputs})
+            output_paths(old)
+            | intended
+            | set(result.get("written") or ())
+            | output_paths({"outputs": outputs})
         ),
         "problems": result.get("problems") or {},
         "meta": result.get("meta") or old.get("meta"),
