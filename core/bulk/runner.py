@@ -351,8 +351,8 @@ def _plan(
     losers = {src.rel for src, _specs in planned if src.rel not in owners}
     left_behind = frozenset(
         rel_out
-        for rel, rec in (manifest.records.items() if present is not None else ())
-        if rel not in present or rel in losers
+        for rel, rec in manifest.records.items()
+        if (present is not None and rel not in present) or rel in losers
         for rel_out in output_paths(rec)
     )
     for src, specs in planned:
