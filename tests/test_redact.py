@@ -573,8 +573,8 @@ def test_every_occurrence_in_an_entry_is_replaced_however_often_it_recurs() -> N
 def test_a_value_is_also_found_in_the_json_escaped_spelling_json_writes(value: str) -> None:
     from piconv.redaction.rules import escaped_forms
 
-    written = json.dumps(value, ensure_ascii=False)[1:-1]
-    assert escaped_forms(value) == ([value] if written == value else [value, written])
+    spellings = [json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1]]
+    assert escaped_forms(value) == list(dict.fromkeys([value, *spellings]))
 
 
 def test_options_neither_compare_nor_show_the_environment() -> None:
@@ -586,3 +586,97 @@ def test_options_neither_compare_nor_show_the_environment() -> None:
     assert options != RedactOptions(values=("y",))
     with pytest.raises(AttributeError):
         options.values = ()  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- found once, gone everywhere
+
+
+def _session(*texts: object, cwd: str = "/work", arguments: dict | None = None) -> bytes:
+    from conftest import session_bytes
+
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s-1",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": cwd,
+    }
+    lines: list[dict] = []
+    parent = None
+    for n, text in enumerate(texts):
+        content = [{"type": "text", "text": t} for t in text] if isinstance(text, list) else text
+        lines.append(
+            {
+                "type": "message",
+                "id": f"m{n}",
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": content, "timestamp": n},
+            }
+        )
+        parent = f"m{n}"
+    if arguments is not None:
+        call = {"type": "toolCall", "id": "c1", "name": "deploy", "arguments": arguments}
+        lines.append(
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": parent,
+                "timestamp": "2026-01-01T00:00:02.000Z",
+                "message": {"role": "assistant", "content": [call], "timestamp": 9},
+            }
+        )
+    return session_bytes(*lines, header=header)
+
+
+def _redacted(source: bytes, **options: object) -> bytes:
+    import io
+
+    redaction = piconv.redact(piconv.load(source), **options)
+    out = io.BytesIO()
+    piconv.convert(redaction.document, "ir", out)
+    return out.getvalue()
+
+
+def test_a_secret_found_once_is_replaced_wherever_else_it_appears() -> None:
+    key = "h8Fj3kLm9Qw2Zx7Vb4Nc1Pq6Rt5Yu0Io"
+    aws = SECRETS["aws-access-token"]
+    source = _session(
+        f'use api_key = "{key}" here',
+        f"the key is {aws}",
+        f"see creds_{aws}.csv and {aws}_old",
+        arguments={"api_key": key, "note": json.dumps({"k": key})},
+    )
+    before = piconv.load(source)
+    assert piconv.redact(before, disabled=()).to_json()["rules"]  # found where its rule matches
+    data = _redacted(source)
+    assert key.encode() not in data and aws.encode() not in data
+    assert (
+        data.count(b"[REDACTED:generic-api-key#1]") >= 3 and data.count(b"[REDACTED:aws-access-token#1]") == 3
+    )
+
+
+def test_a_pattern_is_matched_in_each_string_alone() -> None:
+    source = _session(["Enter the password:", "password: hunter2Xq"])
+    data = _redacted(source, patterns=(r"password:\s*(\S+)",))
+    assert b"hunter2Xq" not in data and b"Enter the password:" in data
+
+
+def test_overlapping_values_are_redacted_whole() -> None:
+    source = _session("Codename ACME Falcon Ridge launches Friday")
+    data = _redacted(source, values=("Codename ACME", "ACME Falcon Ridge"))
+    assert b"Falcon" not in data and b"ACME" not in data and b"launches Friday" in data
+
+
+def test_a_value_is_found_in_python_s_default_json_escaping_too() -> None:
+    value = "Straße-Projekt"
+    source = _session(f"plain {value}", json.dumps({"name": value}))  # \u00df, as json.dumps writes it
+    data = _redacted(source, values=(value,))
+    assert b"Stra" not in data
+
+
+def test_a_windows_home_with_a_space_in_the_user_name_is_found() -> None:
+    for cwd in (r"C:\Users\John Smith\src\app", "C:/Users/John Smith/src"):
+        source = _session("hello John Smith, your files", cwd=cwd)
+        data = _redacted(source)
+        assert b"John Smith" not in data, cwd

@@ -144,6 +144,34 @@ def _droppable(cls: type) -> tuple[bool, bool]:
     return flags
 
 
+EVERYWHERE_MIN = 8
+"""A secret found this long or longer is replaced wherever else it appears in the session,
+with or without the context its rule needed (a generic key's value in a tool's arguments,
+apart from its key); a shorter one only where found."""
+_FOUND_EVERYWHERE = frozenset({"home", "user", "value", "env"})
+"""Rules that find every occurrence themselves (the user name only as a word, by design)."""
+
+
+def _everywhere(strings: list[str], spans: list[Span]) -> list[Span]:
+    """Every other occurrence, plain or JSON-escaped, of each secret the scan found, under
+    the rule that found it first (so with the same placeholder)."""
+    from .rules import escaped_forms
+
+    forms: dict[str, tuple[str, str]] = {}
+    for span in spans:
+        if span.rule not in _FOUND_EVERYWHERE and len(span.secret) >= EVERYWHERE_MIN:
+            for form in escaped_forms(span.secret):
+                forms.setdefault(form, (span.rule, span.secret))
+    if not forms:
+        return []
+    search = re.compile("|".join(map(re.escape, sorted(forms, key=lambda f: (-len(f), f))))).finditer
+    return [
+        Span(index, m.start(), m.end(), *forms[m.group()])
+        for index, string in enumerate(strings)
+        for m in search(string)
+    ]
+
+
 class RuleCount(Mutable):
     __slots__ = ("count", "entries", "lines", "values")
     _fields = ("count", "values", "entries", "lines")
@@ -267,14 +295,22 @@ class Redactor:
     def _plan(self) -> None:
         strings = list(self._strings)
         by_string: dict[int, list[Span]] = {}
-        for span in self.scanner.scan(strings):
+        spans = self.scanner.scan(strings)
+        for span in chain(spans, _everywhere(strings, spans)):
             by_string.setdefault(span.string, []).append(span)
         for index in sorted(by_string):
             text = strings[index]
             kept: list[Span] = []
             for span in sorted(by_string[index], key=lambda s: (s.start, s.start - s.end)):
-                if span.end > span.start and (not kept or span.start >= kept[-1].end):
-                    kept.append(span)
+                if span.end <= span.start:
+                    continue
+                if kept and span.start < kept[-1].end:
+                    if span.end <= kept[-1].end:
+                        continue  # inside one kept already
+                    # overlapping one kept and running on: the rest goes too, under its own
+                    # placeholder, so no part of either is left
+                    span = span._replace(start=kept[-1].end)
+                kept.append(span)
             pieces, last, hits = [], 0, []
             for span in kept:
                 replacement = "~" if span.rule == "home" else self._placeholder(span)

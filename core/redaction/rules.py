@@ -63,30 +63,56 @@ does: the quote, the backslash and the control characters, five of them by lette
 
 
 def escaped_forms(value: str) -> list[str]:
-    """``value`` and its JSON-escaped spelling when that differs (a quote, a backslash,
-    a control character)."""
+    """``value`` and its JSON-escaped spellings where they differ: a quote, a backslash or
+    a control character escaped (as every JSON writer does), and every character past
+    ASCII as ``\\uXXXX`` too (as Python's ``json.dumps`` does by default)."""
     inner = value.translate(_JSON_ESCAPES)
-    return [value] if inner == value else [value, inner]
+    forms = dict.fromkeys((value, inner))
+    if not inner.isascii():
+        forms[_ascii_json(inner)] = None
+    return list(forms)
+
+
+def _ascii_json(text: str) -> str:
+    """``text`` with each character past ASCII as JSON's ``\\uXXXX`` (a pair of them past
+    the first 65,536), lower-case hex, as ``json.dumps`` writes it."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if code < 0x80:
+            out.append(char)
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+    return "".join(out)
 
 
 _WORDISH = re.compile(r"[\w-]")
 
 
 class LiteralRule(ExtraRule):
+    """Literal values. With more than one, each is found where it starts even inside
+    another's match ("Codename ACME" and "ACME Falcon Ridge" in "Codename ACME Falcon
+    Ridge"), so the overlap is redacted whole; a value holding a line break is looked for
+    in each string alone (the text joins strings with line breaks)."""
+
     def __init__(self, rule_id: str, values: Iterable[str], *, words: bool = False) -> None:
         self.id = rule_id
         forms = sorted({f for v in values if v for f in escaped_forms(v)}, key=lambda v: (-len(v), v))
-        if not forms:
-            self._regex = None
-            return
-        self._regex = re.compile("|".join(map(re.escape, forms)))
         self._words = words
+        self._overlapping = len(forms) > 1
+        self.per_string = any("\n" in f for f in forms)
+        self._regex = re.compile("|".join(map(re.escape, forms))) if forms else None
 
     def find(self, text: str) -> Iterator[tuple[int, int]]:
         if self._regex is None:
             return
-        for m in self._regex.finditer(text):
+        search, pos = self._regex.search, 0
+        while (m := search(text, pos)) is not None:
             start, end = m.span()
+            pos = start + 1 if self._overlapping else end
             before = start > 0 and _WORDISH.match(text, start - 1) is not None
             if self._words and (before or _WORDISH.match(text, end) is not None):
                 continue  # part of a longer word: "alice" in "malice"
@@ -94,6 +120,11 @@ class LiteralRule(ExtraRule):
 
 
 class PatternRule(ExtraRule):
+    """``--redact-pattern``, run on each string alone: on the joined text a match could
+    begin in one string and run into the next, and hide the real one there."""
+
+    per_string = True
+
     def __init__(self, rule_id: str, pattern: re.Pattern[str]) -> None:
         self.id = rule_id
         self._regex = pattern
@@ -166,7 +197,7 @@ class HomeRule(ExtraRule):
 
 
 _HOME_IN_PATH = re.compile(
-    r"^(?:(/home/[^/\s]+)|(/Users/[^/\s]+)|([A-Za-z]:[\\/]Users[\\/][^\\/\s]+)|(/root))(?:[\\/]|$)"
+    r"^(?:(/home/[^/\s]+)|(/Users/[^/\s]+)|([A-Za-z]:[\\/]Users[\\/][^\\/]+)|(/root))(?:[\\/]|$)"
 )
 
 

@@ -42,9 +42,11 @@ class Span(NamedTuple):
 
 class ExtraRule:
     """A rule of piconv's own: ``find(text)`` yields ``(start, end)`` of each secret in
-    ``text`` (the joined strings; a span never crosses a newline it did not match)."""
+    ``text``: the joined strings (a span crossing from one string into the next is
+    dropped), or with ``per_string`` each string alone."""
 
     id: str = ""
+    per_string: bool = False
 
     def find(self, text: str) -> Iterable[tuple[int, int]]:  # pragma: no cover - interface
         raise NotImplementedError
@@ -203,6 +205,11 @@ class Scanner:
             found: list[tuple[int, int, str, str]] = []  # absolute start, end, rule, secret
             self._gitleaks(text, plan, found)
             for rule in self.extra:
+                if rule.per_string:
+                    for base, string in zip(text.starts, text.strings, strict=True):
+                        for start, end in rule.find(string):
+                            found.append((base + start, base + end, rule.id, string[start:end]))
+                    continue
                 for start, end in rule.find(text.text):
                     found.append((start, end, rule.id, text.text[start:end]))
             starts, indices = text.starts, text.indices
