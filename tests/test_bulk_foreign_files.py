@@ -325,15 +325,19 @@ def test_a_file_written_for_a_session_since_renamed_is_piconv_s_for_the_one_taki
     tmp_path: Path,
 ) -> None:
     """``index.jsonl`` and ``index.session.jsonl`` both map to ``index.session.html``: the
-    first in path order keeps the name; once the other is renamed (as the collision's
-    message advises), the file piconv wrote for it is piconv's to replace."""
+    first in path order keeps the name, but not the file piconv wrote there for the other
+    while that one is there; once it is renamed (as the collision's message advises), the
+    file is piconv's to replace."""
     src, out = tmp_path / "in", tmp_path / "out"
     src.mkdir()
     (src / "index.session.jsonl").write_bytes(conversation("first", "one"))
     assert run_bulk(str(src), str(out), ["html"], quiet=True).failed == 0
     (src / "index.jsonl").write_bytes(conversation("second", "two"))
     collided = run_bulk(str(src), str(out), ["html"], quiet=True)
-    assert collided.failure_codes == {"bulk:name-collision": 1}
+    # the first in path order keeps the name; while the other is there, the file piconv
+    # wrote for it stays its (the other's record names it)
+    assert collided.failure_codes == {"bulk:name-collision": 1, "bulk:output-exists": 1}
+    assert b"one" in (out / "index.session.html").read_bytes()
     (src / "index.session.jsonl").rename(src / "other.jsonl")
     for _ in range(2):
         summary = run_bulk(str(src), str(out), ["html"], quiet=True)
@@ -354,12 +358,13 @@ def _grow(path: Path) -> None:
         )
 
 
-def test_an_output_written_by_a_worker_that_then_died_is_piconv_s_next_time(
+def test_an_output_left_by_a_worker_that_died_is_refused_with_a_way_out(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    """The worker is killed after writing one output of a session, before it can say so:
-    the place was recorded as piconv's before the task ran, so once the session has grown
-    the next run replaces it rather than failing on it for ever."""
+    """A worker killed after writing an output, before it could say so: piconv cannot tell
+    that file from one put there since, so once the session has changed the next run leaves
+    it and says how to replace it (recording places before a task runs would let a later
+    run replace a file put where a task that never ran would have written)."""
     import os
 
     from piconv.bulk import worker
@@ -376,42 +381,29 @@ def test_an_output_written_by_a_worker_that_then_died_is_piconv_s_next_time(
             os._exit(9)  # as kill -9 or the OOM killer would, after the file landed
 
     monkeypatch.setattr(worker, "write_atomic", write_then_die)
-    died = run_bulk(str(src), str(out), ["html", "markdown"], jobs=2, quiet=True)
+    died = run_bulk(str(src), str(out), ["html"], jobs=2, quiet=True)
     monkeypatch.undo()
     assert set(died.failure_codes) == {"bulk:worker-died"} and (out / "big.html").is_file()
-    _grow(src / "big.jsonl")
-    for _ in range(2):
-        summary = run_bulk(str(src), str(out), ["html", "markdown"], jobs=2, quiet=True)
-        assert summary.failed == 0, summary.failures
-    assert records(out)["big.jsonl"]["outputs"].keys() == {"html", "markdown"}
+    assert "big.html" not in records(out)["big.jsonl"].get("written", [])
+    with (src / "big.jsonl").open("ab") as fh:
+        fh.write(
+            b'{"type":"thinking_level_change","id":"zz","parentId":null,"timestamp":"2026-01-01T00:00:09.000Z","thinkingLevel":"off"}\n'
+        )
+    refused = run_bulk(str(src), str(out), ["html"], jobs=2, quiet=True)
+    (failure,) = refused.failures
+    assert failure["code"] == "bulk:output-exists" and "--overwrite" in failure["message"]
+    assert run_bulk(str(src), str(out), ["html"], jobs=2, quiet=True, overwrite=True).failed == 0
 
 
-def test_an_output_written_before_the_whole_run_was_stopped_is_piconv_s_next_time(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
-    import pytest
-    from piconv.bulk import worker
+def test_a_second_name_of_someone_s_file_beside_the_archive_is_never_written_into(tmp_path: Path) -> None:
+    import os
 
-    src, out = tmp_path / "in", tmp_path / "out"
-    src.mkdir()
-    (src / "a.jsonl").write_bytes(conversation("a", "one"))
-    write = worker.write_atomic
-
-    def write_then_stop(final: str, *args: Any, **kwargs: Any) -> None:
-        write(final, *args, **kwargs)
-        raise KeyboardInterrupt  # the run stopped between the write and its manifest line
-
-    monkeypatch.setattr(worker, "write_atomic", write_then_stop)
-    with pytest.raises(KeyboardInterrupt):
-        run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
-    monkeypatch.undo()
-    assert (out / "a.html").is_file()
-    _grow(src / "a.jsonl")
-    summary = run_bulk(str(src), str(out), ["html"], jobs=1, quiet=True)
-    assert summary.failed == 0, summary.failures
-    # what was recorded before the run is withdrawn once a task says what it wrote
-    (src / "b.jsonl").write_bytes(conversation("b", "two"))
-    (out / "b.md").write_bytes(NOTES)
-    refused = run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True)
-    assert refused.failure_codes == {"bulk:output-exists": 1}
-    assert "b.md" not in records(out)["b.jsonl"].get("written", [])
+    make_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    out.mkdir()
+    precious = tmp_path / "precious.txt"
+    precious.write_bytes(NOTES * 2000)
+    os.link(precious, out / "archive.db-shm")
+    summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True)
+    assert summary.failed == 0
+    assert precious.read_bytes() == NOTES * 2000

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -165,9 +166,14 @@ def _aside(path: str, kind: str) -> str:
 def _planted(path: str) -> bool:
     """Whether the archive or a journal beside it is something SQLite would follow or
     cannot use: a symbolic link (to a place outside OUTDIR, or to nothing, which SQLite
-    would create), or not a regular file."""
+    would create), not a regular file, or a second name (a hard link) of another file,
+    which SQLite would write into."""
     for name in (path, *(path + side for side in _SIDE_FILES)):
-        if os.path.islink(name) or (os.path.lexists(name) and not os.path.isfile(name)):
+        try:
+            info = os.lstat(name)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
             return True
     return False
 

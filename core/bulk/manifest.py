@@ -4,9 +4,8 @@ Stored as JSON Lines in ``OUTDIR/.piconv-manifest.jsonl``, one record per input,
 last record for an input winning. JSONL rather than SQLite because:
 
 - the only writer is the parent process, appending one line after a file's outputs are
-  all in place (and one before its task runs, naming the places it will write), so a
-  crash loses at most the lines not yet written, and a torn last line is recognised and
-  ignored on load (a file simply gets converted again);
+  all in place, so a crash loses at most the lines not yet written, and a torn last
+  line is recognised and ignored on load (a file simply gets converted again);
 - it is plain text: ``grep``/``jq`` answer "when was this session exported, by which
   plugin version", and the archive can be copied or synced as ordinary files;
 - SQLite's locking is unreliable on the network file systems archives often live on.

@@ -217,7 +217,6 @@ def run_bulk(
             for r in refused:
                 progress.message(f"refused: {r.rel}: {r.code}: {r.message}")
             ordered = [t for t, _s in sorted(tasks, key=lambda ts: (-ts[1].size, ts[1].rel))]
-            before = _record_places(ordered, manifest, fmts, real_out)
             idle_stores(stores)
             results: Iterator[dict[str, Any]]
             if cluster is not None:
@@ -230,7 +229,7 @@ def run_bulk(
                 for result in results:
                     try:
                         archive_result(result, stores, fmts, manifest)
-                        _record(result, manifest, fmts, summary, __version__, before)
+                        _record(result, manifest, fmts, summary, __version__)
                     except OSError as exc:
                         summary.fatal = f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
                     size = sizes.get(result["input"], 0)
@@ -321,8 +320,10 @@ def _plan(
     nothing changed costs a ``stat`` of each input and each recorded output. ``here``:
     the tasks run on this machine, and put their sessions into the archives themselves.
     ``present``: every input found, selected or not. What the manifest records as written
-    for an input no longer there, or for one that lost a name to another in this run
-    (:func:`_claim_names`), is piconv's to replace for whichever input takes that name."""
+    for an input no longer there is piconv's to replace for whichever input takes that
+    name (a renamed session's); one still there keeps its files, even when it loses its
+    output name to another (:func:`_claim_names`): that one is refused until the two
+    differ (its output would replace the other's, which its record would still name)."""
     tasks: list[tuple[Task, Source]] = []
     skipped = 0
     unsafe: list[Refused] = []
@@ -348,11 +349,10 @@ def _plan(
             continue
         planned.append((src, specs))
     owners = _claim_names(planned, fmts, unsafe)
-    losers = {src.rel for src, _specs in planned if src.rel not in owners}
     left_behind = frozenset(
         rel_out
         for rel, rec in manifest.records.items()
-        if (present is not None and rel not in present) or rel in losers
+        if present is not None and rel not in present
         for rel_out in output_paths(rec)
     )
     for src, specs in planned:
@@ -474,52 +474,11 @@ def _plain_file(path: str) -> bool:
         return False
 
 
-def _record_places(
-    tasks: list[Task], manifest: Manifest, fmts: list[_Format], outdir: str
-) -> dict[str, dict[str, Any]]:
-    """Before any task runs: the places each will write that are free now, recorded in
-    its manifest record as piconv's (``written``), so that a worker killed after writing
-    one, or a run killed outright, leaves no file the next run takes for someone else's.
-    The places of a per-leaf format are known only once the session is read: not these.
-    Returns the records as they were, which the tasks' results are recorded against
-    (what a finished task did not write is not kept as piconv's)."""
-    per_leaf = {f.name for f in fmts if f.per_leaf}
-    before: dict[str, dict[str, Any]] = {}
-    for task in tasks:
-        old = manifest.get(task.rel)
-        known = output_paths(old)
-        places = {
-            spec.rel_out
-            for spec in task.formats
-            if not spec.archive
-            and spec.name not in per_leaf
-            and spec.rel_out not in known
-            and not os.path.lexists(os.path.join(outdir, *spec.rel_out.split("/")))
-        }
-        if places:
-            try:
-                manifest.append({**(old or {}), "input": task.rel, "written": sorted(known | places)})
-            except OSError:  # a full or read-only disk: the tasks fail on it, and say so
-                break
-            before[task.rel] = old or {}
-    return before
-
-
 def _record(
-    result: dict[str, Any],
-    manifest: Manifest,
-    fmts: list[_Format],
-    summary: Summary,
-    version: str,
-    before: Mapping[str, dict[str, Any]] | None = None,
+    result: dict[str, Any], manifest: Manifest, fmts: list[_Format], summary: Summary, version: str
 ) -> None:
     rel = result["input"]
-    old = (before or {}).get(rel)
-    if old is None:
-        old = manifest.get(rel) or {}
-    # a worker that died may have written any place recorded for it before it ran
-    died = any(e.get("code") == "bulk:worker-died" for e in result["errors"].values())
-    intended = output_paths(manifest.get(rel)) if died else frozenset()
+    old = manifest.get(rel) or {}
     if result["status"] == "unchanged":
         summary.unchanged_content += 1
         manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"]})
@@ -547,10 +506,7 @@ def _record(
         # every file piconv has written for this input, current or not: the next run
         # replaces them freely, whatever this one failed at or was not asked for
         "written": sorted(
-            output_paths(old)
-            | intended
-            | set(result.get("written") or ())
-            | output_paths({"outputs": outputs})
+            output_paths(old) | set(result.get("written") or ()) | output_paths({"outputs": outputs})
         ),
         "problems": result.get("problems") or {},
         "meta": result.get("meta") or old.get("meta"),
