@@ -23,6 +23,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from typing import IO, BinaryIO
 
 from .errors import OutputError
@@ -173,6 +174,20 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
+_kept_out: ContextVar[str | None] = ContextVar("piconv_kept_out", default=None)
+
+
+@contextlib.contextmanager
+def folders_kept_out_of(root: str | None) -> Iterator[None]:
+    """While it lasts, :func:`write_into_folder` refuses a folder inside ``root`` (a
+    directory run's input tree, which its outputs' folders must stay out of too)."""
+    token = _kept_out.set(os.path.realpath(root) if root else None)
+    try:
+        yield
+    finally:
+        _kept_out.reset(token)
+
+
 def write_into_folder(folder: str, name: str, data: bytes) -> str:
     """``data`` as the file ``name`` in ``folder`` (made if missing; its parent must
     exist), for the files a format writes beside its output (Markdown's images). Nothing
@@ -185,6 +200,11 @@ def write_into_folder(folder: str, name: str, data: bytes) -> str:
     path = os.path.join(folder, name)
     if os.sep in name or name in ("", ".", ".."):
         raise _refuse(path, "not a plain file name")
+    root = _kept_out.get()
+    if root is not None:
+        real = os.path.realpath(folder)
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            raise _refuse(folder, "would be written inside the input directory")
     try:
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder)

@@ -407,3 +407,36 @@ def test_a_second_name_of_someone_s_file_beside_the_archive_is_never_written_int
     summary = run_bulk(str(tmp_path / "in"), str(out), ["sqlite"], quiet=True)
     assert summary.failed == 0
     assert precious.read_bytes() == NOTES * 2000
+
+
+def test_a_format_s_folder_beside_its_output_stays_out_of_the_input_tree(tmp_path: Path) -> None:
+    """With OUTDIR around the input, Markdown's images folder (``<session id>_images``)
+    could be the input directory itself: that output fails rather than write into it."""
+    import base64
+    import json
+
+    work = tmp_path / "w"
+    src = work / "abc_images"
+    src.mkdir(parents=True)
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32).decode()
+    lines = [
+        {"type": "session", "version": 3, "id": "abc", "timestamp": "2026-01-05T10:00:00.000Z", "cwd": "/x"},
+        {
+            "type": "message",
+            "id": "m1",
+            "parentId": None,
+            "timestamp": "2026-01-05T10:00:01.000Z",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image", "data": png, "mimeType": "image/png"},
+                ],
+                "timestamp": 1,
+            },
+        },
+    ]
+    (src / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = run_bulk(str(src), str(work), ["markdown"], quiet=True)
+    assert summary.failed == 1 and "inside the input directory" in summary.failures[0]["message"]
+    assert sorted(p.name for p in src.iterdir()) == ["s.jsonl"]

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..output import TEMP_NAME, commit, discard, temporary
+from ..output import TEMP_NAME, commit, discard, folders_kept_out_of, temporary
 from .discover import NotASession, NotOurs, UnsafePath, input_guard, leaf_rel, open_session, safe_join
 from .timelimit import TimedOut, time_limit
 
@@ -176,7 +176,8 @@ def _run(task: Task, result: dict[str, Any]) -> None:
                 final = safe_join(task.outdir, rel_out, guard)
                 buffer = io.BytesIO()
                 options = {**spec.options, "output_path": final, "leaf": leaf}
-                api.convert(doc, spec.name, buffer, options, validate=task.validate)
+                with folders_kept_out_of(guard):  # a format's files beside its output too
+                    api.convert(doc, spec.name, buffer, options, validate=task.validate)
                 if not task.overwrite:
                     claim(final, rel_out, buffer.getbuffer(), recorded=rel_out in task.ours)
                 write_atomic(final, buffer.getbuffer(), task.outdir, guard)
