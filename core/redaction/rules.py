@@ -68,7 +68,7 @@ def escaped_forms(value: str) -> list[str]:
     ASCII as ``\\uXXXX`` too (as Python's ``json.dumps`` does by default)."""
     inner = value.translate(_JSON_ESCAPES)
     forms = dict.fromkeys((value, inner))
-    if not inner.isascii():
+    if not inner.isascii() or "\x7f" in inner:
         forms[_ascii_json(inner)] = None
     return list(forms)
 
@@ -79,7 +79,7 @@ def _ascii_json(text: str) -> str:
     out = []
     for char in text:
         code = ord(char)
-        if code < 0x80:
+        if code < 0x7F:  # json.dumps escapes DEL too
             out.append(char)
         elif code < 0x10000:
             out.append(f"\\u{code:04x}")
