@@ -174,6 +174,20 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
+def inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (both resolved by the caller)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def plain_file(path: str) -> bool:
+    """A regular file at ``path`` itself: a link there (to a file or not), a pipe or a
+    directory is not one."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 _kept_out: ContextVar[str | None] = ContextVar("piconv_kept_out", default=None)
 
 
@@ -201,10 +215,8 @@ def write_into_folder(folder: str, name: str, data: bytes) -> str:
     if os.sep in name or name in ("", ".", ".."):
         raise _refuse(path, "not a plain file name")
     root = _kept_out.get()
-    if root is not None:
-        real = os.path.realpath(folder)
-        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
-            raise _refuse(folder, "would be written inside the input directory")
+    if root is not None and inside(os.path.realpath(folder), root):
+        raise _refuse(folder, "would be written inside the input directory")
     try:
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder)

@@ -15,6 +15,8 @@ import stat
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ..output import inside
+
 SUFFIX = ".jsonl"
 
 RESERVED_TOP_LEVEL = frozenset(
@@ -80,10 +82,6 @@ class NotASession(OSError):
     """What the worker was to open is no longer a regular file (swapped after the scan)."""
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[Refused]]:
     """Every ``*.jsonl`` below ``root`` (recursively, sorted by relative path).
     ``exclude`` is a directory not to descend into (the output directory, when it sits
@@ -102,7 +100,7 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
         rel_dir = "" if rel_dir == "." else rel_dir
         for name in sorted(dirnames):
             full = os.path.join(dirpath, name)
-            if os.path.islink(full) and not _inside(os.path.realpath(full), real_root):
+            if os.path.islink(full) and not inside(os.path.realpath(full), real_root):
                 refused.append(
                     _refuse(
                         rel_dir,
@@ -120,7 +118,7 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
             open_rel = rel
             if os.path.islink(full):
                 target = os.path.realpath(full)
-                if not _inside(target, real_root):
+                if not inside(target, real_root):
                     refused.append(
                         Refused(rel, "bulk:symlink-outside", "symlink points outside the input directory")
                     )
@@ -179,7 +177,7 @@ def leaf_rel(rel_out: str, number: int) -> str:
 def input_guard(real_in: str, real_out: str) -> str | None:
     """The input tree outputs must stay out of, or None when OUTDIR sits inside the
     input (then every output is below OUTDIR, which discovery does not scan)."""
-    return None if _inside(real_out, real_in) else real_in
+    return None if inside(real_out, real_in) else real_in
 
 
 def safe_join(outdir: str, rel_out: str, guard: str | None = None) -> str:
@@ -190,9 +188,9 @@ def safe_join(outdir: str, rel_out: str, guard: str | None = None) -> str:
     real_out = os.path.realpath(outdir)
     full = os.path.join(real_out, *rel_out.split("/"))
     parent = os.path.realpath(os.path.dirname(full))
-    if not _inside(parent, real_out):
+    if not inside(parent, real_out):
         raise UnsafePath(f"{rel_out!r} would be written outside the output directory")
-    if guard is not None and _inside(parent, guard):
+    if guard is not None and inside(parent, guard):
         raise OutputInInput(f"{rel_out!r} would be written inside the input directory")
     return full
 

@@ -215,8 +215,6 @@ def locked(outdir: str) -> Iterator[None]:
     path = os.path.join(outdir, LOCK)
     try:
         fd = open_own(path, os.O_RDWR | os.O_CREAT)
-    except OutputError:
-        raise
     except OSError:
         # A read-only OUTDIR: a lock file already there is still locked (flock needs no
         # write access), so the run goes on to report what it could not write.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import stat
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
+from ..output import plain_file
 from .archive import archive_result, close_stores, idle_stores, open_stores
 from .discover import (
     OutputInInput,
@@ -460,18 +460,9 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
         and out.get("path") == spec.rel_out
         and all(out.get(k) == v for k, v in fmt.identity.items())
         and all(
-            _plain_file(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out])
+            plain_file(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out])
         )
     )
-
-
-def _plain_file(path: str) -> bool:
-    """A regular file at ``path`` itself: a link there (to a file or not) is not an
-    output of piconv's, whatever it points to."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _record(

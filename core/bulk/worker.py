@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..output import TEMP_NAME, commit, discard, folders_kept_out_of, temporary
+from ..output import TEMP_NAME, commit, discard, folders_kept_out_of, plain_file, temporary
 from .discover import NotASession, NotOurs, UnsafePath, input_guard, leaf_rel, open_session, safe_join
 from .timelimit import TimedOut, time_limit
 
@@ -235,11 +235,7 @@ def claim(final: str, rel_out: str, data: bytes | memoryview, *, recorded: bool 
     before its manifest line was written left there). A link, a pipe or a directory is
     never replaced: it was put there since."""
     if recorded:
-        try:
-            plain = stat.S_ISREG(os.lstat(final).st_mode)
-        except FileNotFoundError:
-            return
-        if plain:
+        if plain_file(final) or not os.path.lexists(final):
             return
         raise NotOurs(
             f"{rel_out} is not a plain file (a link, a pipe or a directory) where piconv wrote one: "
