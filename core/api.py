@@ -211,11 +211,6 @@ def convert(
     always writes the whole tree (``takes_leaf`` false) refuses a leaf with
     :class:`UsageError`.
 
-    Given a path or bytes, a format with a ``write_stream`` converts the session entry by
-    entry as it is read, so memory holds one entry rather than the whole document; a file
-    that cannot be read that way (see :mod:`piconv.stream`) is converted whole, with the
-    same result.
-
     ``filters`` are ``(name, options)`` steps applied to the document, in order, before
     the converter sees it (``[("redact", {...})]``, see :func:`apply_filters`); what they
     did is in the returned report.
@@ -238,28 +233,21 @@ def convert(
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
     opts.setdefault("output_path", target if isinstance(target, str) else None)
     opts["validate"] = validate
-    doc = document if isinstance(document, Document) else None
-    inputs = [] if doc is not None or not isinstance(document, (str, os.PathLike)) else [os.fspath(document)]
-    if doc is not None:
-        inputs.extend(p for p in (doc.input_path, doc.session.source_path) if p)
-    streamable = doc is None and converter.write_stream is not None and _rereadable(document) and not filters
-    if streamable:  # a session read entry by entry is a pi session: other inputs are read whole
-        from . import pireader
-
-        chosen = get_registry().reader(reader) if reader is not None else detect(document)  # type: ignore[arg-type]
-        streamable = chosen.read is pireader.read
+    read_from = os.fspath(document) if isinstance(document, (str, os.PathLike)) else None
+    doc = (
+        document
+        if isinstance(document, Document)
+        else load(document, recover_glued=recover_glued, reader=reader)
+    )
+    inputs = [p for p in (read_from, doc.input_path, doc.session.source_path) if p]
     with collector_paused(), output_to(target, inputs=inputs) as sink:
-        report = _write_streaming(converter, document, sink, opts, recover_glued) if streamable else None  # type: ignore[arg-type]
-        if report is None:
-            if doc is None:
-                doc = load(document, recover_glued=recover_glued, reader=reader)  # type: ignore[arg-type]
-            filtered = Report(format=converter.name)
-            if filters:
-                doc = apply_filters(doc, filters, filtered)
-            report = new_report(converter, doc)
-            report.losses.update(filtered.losses)
-            report.notes.update(filtered.notes)
-            converter.write(doc, sink, opts, report)
+        filtered = Report(format=converter.name)
+        if filters:
+            doc = apply_filters(doc, filters, filtered)
+        report = new_report(converter, doc)
+        report.losses.update(filtered.losses)
+        report.notes.update(filtered.notes)
+        converter.write(doc, sink, opts, report)
         if validate and converter.check is not None and not converter.checks_while_writing:
             sink.flush()
             sink.seek(0)
@@ -334,45 +322,6 @@ def redact(document: Document, options: RedactOptions | None = None, **kwargs: A
     from .redaction.api import redact as run
 
     return run(document, options, **kwargs)
-
-
-def _rereadable(source: Any) -> bool:
-    """A source that can be read a second time if streaming has to give way: a path (not
-    stdin) or bytes."""
-    if isinstance(source, (bytes, bytearray)):
-        return True
-    return isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-"
-
-
-def _write_streaming(
-    converter: Converter, source: Source, out: IO[bytes], opts: dict[str, Any], recover_glued: bool
-) -> Report | None:
-    """``converter.write_stream`` over the session at ``source``; ``None`` (and ``out``
-    emptied) when the session must be converted whole."""
-    from .stream import NeedsWholeSession, SessionStream
-
-    opened, name = _open(source)  # the same errors as load() for a missing or unreadable file
-    if hasattr(opened, "close"):
-        opened.close()  # type: ignore[union-attr]
-    # The stream gets the path itself (or the bytes): a converter may read it a second time.
-    stream_source = bytes(source) if isinstance(source, (bytes, bytearray)) else os.fspath(source)  # type: ignore[arg-type]
-    start = out.tell()
-    try:
-        stream = SessionStream(
-            stream_source, None if name.startswith("<") else name, recover_glued=recover_glued
-        )
-        report = Report(format=converter.name, source=stream.session.source_path)
-        converter.write_stream(stream, out, opts, report)  # type: ignore[misc]
-        for _ in stream:  # a writer that stopped early: the rest is still read and checked
-            pass
-    except NeedsWholeSession:
-        out.seek(start)
-        out.truncate()
-        return None
-    report.lines_read = stream.lines_read
-    report.entries_read = stream.entries_read
-    report.add_issues(stream.issues)
-    return report
 
 
 def new_report(converter: Converter, doc: Document) -> Report:

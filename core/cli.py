@@ -319,11 +319,7 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
     steps = redaction_steps(ns)
-    source: Any = ns.input  # a format that writes as it reads converts straight from the file
-    if converter.write_stream is None or ns.input == "-" or ns.leaf is not None or steps:
-        source = load(
-            ns.input, recover_glued=ns.recover_glued, reader=ns.from_
-        )  # (convert() resolves the leaf's name)
+    source = load(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
     out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
     report = convert(
         source,

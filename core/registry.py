@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .plugins import PluginInfo
     from .readers import Reader
     from .report import Report
-    from .stream import SessionStream
 
 
 class PluginWarning(UserWarning):
@@ -54,12 +53,6 @@ CheckFunction = Callable[[bytes], list[str]]
 
 WriteFunction = Callable[["Document", IO[bytes], Mapping[str, Any], "Report"], None]
 """Writes ``document`` to the binary stream; options by ``Option.dest``; records losses."""
-
-StreamWriteFunction = Callable[["SessionStream", IO[bytes], Mapping[str, Any], "Report"], None]
-"""Writes a session read entry by entry (:class:`piconv.stream.SessionStream`): the same
-output ``write`` makes of the whole document. It may raise
-:class:`piconv.stream.NeedsWholeSession` (iterating the stream does so for an irregular
-file); the caller then discards what was written and calls ``write``."""
 
 
 class ArchiveStore(Protocol):
@@ -130,9 +123,6 @@ class Converter(Frozen):
     - ``takes_leaf``: the format writes one path or one leaf and honours
       ``options["leaf"]`` (the default); ``False`` for a format that always writes the
       whole tree, for which a ``leaf`` is refused with :class:`piconv.UsageError`.
-    - ``write_stream``: optional; the same conversion from a session read entry by entry
-      (see :data:`StreamWriteFunction`), for a format whose output follows the file. A
-      conversion from a file then holds one entry at a time, not the whole document.
     - ``archive``: optional; an :class:`Archive`: a directory run writes this format as
       one file for the whole archive (a database) instead of one output per session.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
@@ -150,7 +140,6 @@ class Converter(Frozen):
     per_leaf: bool = False
     checks_while_writing: bool = False
     takes_leaf: bool = True
-    write_stream: StreamWriteFunction | None = None
     archive: Archive | None = None
     plugin: str = ""
     distribution: str = ""

@@ -15,7 +15,6 @@ from conftest import REPO
 CONVERTER_MAY_IMPORT = {
     "piconv",
     "piconv.ir",
-    "piconv.stream",  # the input of Converter.write_stream
     "piconv.registry",
     "piconv.report",
     "piconv.validation",

@@ -18,7 +18,6 @@ from piconv.registry import Converter
 if TYPE_CHECKING:
     from piconv.ir import Context, Document, Issue
     from piconv.report import Report
-    from piconv.stream import SessionStream
 
     from .reader import Source
 
@@ -29,7 +28,6 @@ __all__ = [
     "request_context",
     "validate_asf",
     "write",
-    "write_stream",
 ]
 
 
@@ -37,12 +35,6 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
     from .writer import write_asf
 
     write_asf(doc, out, options, report)
-
-
-def write_stream(stream: SessionStream, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    from .writer import write_asf_stream
-
-    write_asf_stream(stream, out, options, report)
 
 
 def check(data: bytes) -> list[str]:
@@ -71,7 +63,6 @@ def register_converters(register: Any) -> None:
             mapping_doc="docs/formats/asf.md",
             aliases=("agentsession",),
             checks_while_writing=True,
-            write_stream=write_stream,
             takes_leaf=False,  # the whole tree, always
         )
     )

@@ -10,7 +10,7 @@ held). One process converts one session, start to end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from piconv import ir
@@ -23,7 +23,7 @@ from .links import Ancestry
 from .mapping import EDITABLE, Mapper, Written
 from .settings import NO_SETTINGS, JSONDict
 
-__all__ = ["Writer", "write_asf", "write_asf_stream"]
+__all__ = ["Writer", "write_asf"]
 
 
 class Writer:
@@ -116,44 +116,6 @@ def write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repo
     before it is written (``checks.WriteChecker``); a failure raises
     :class:`piconv.ValidationFailed` naming the output line."""
     _write_document(doc, out, options, report)
-
-
-def write_asf_stream(stream: Any, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    """The registry's stream write function: the file :func:`write_asf` makes of the whole
-    document, from a session read entry by entry (``piconv.stream.SessionStream``, which
-    yields every parent before its children). Each entry is freed once written."""
-    ahead = _Lookahead(iter(stream))
-    writer = start(stream.session, ahead, out, options, report)
-    write = writer.write_entry
-    for entry in ahead.drain() if ahead.held else ahead.source:
-        write(entry)
-    report.entries_written = writer.written
-
-
-class _Lookahead:
-    """The entries of a stream; those read ahead for the header are held until written."""
-
-    def __init__(self, entries: Iterator[ir.Entry]) -> None:
-        self.source = entries
-        self.held: list[ir.Entry] = []
-
-    def __iter__(self) -> Iterator[ir.Entry]:
-        index = 0
-        while True:
-            if index == len(self.held):
-                entry = next(self.source, None)
-                if entry is None:
-                    return
-                self.held.append(entry)
-            yield self.held[index]
-            index += 1
-
-    def drain(self) -> Iterator[ir.Entry]:
-        """Every entry once, in file order: the held ones, then the rest of the stream."""
-        held, self.held = self.held, []
-        yield from held
-        del held
-        yield from self.source
 
 
 def start(
