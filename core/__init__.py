@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .version import __version__
 
 _EXPORTS = {
     "load": "api",
@@ -28,18 +28,17 @@ _EXPORTS = {
     "input_formats": "api",
     "get_input_format": "api",
     "detect": "api",
-    "Reader": "readers",
+    "Reader": "inputformat",
     "plugins": "api",
     "plugin_failures": "api",
-    "context_as_pi": "api",
     "filters": "api",
     "apply_filters": "api",
     "redact": "api",
     "RedactOptions": "redaction.api",
     "Filter": "filters",
     "session_facts": "facts",
-    "Converter": "registry",
-    "Option": "registry",
+    "Converter": "outputformat",
+    "Option": "outputformat",
     "Report": "report",
     "hookimpl": "hookspecs",
     "PLUGIN_API_VERSION": "hookspecs",
@@ -57,7 +56,6 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --strict)
     from .api import apply_filters as apply_filters
-    from .api import context_as_pi as context_as_pi
     from .api import convert as convert
     from .api import convert_to_bytes as convert_to_bytes
     from .api import detect as detect
@@ -81,11 +79,11 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl
+    from .inputformat import Reader as Reader
     from .output import write_into_folder as write_into_folder
-    from .readers import Reader as Reader
+    from .outputformat import Converter as Converter
+    from .outputformat import Option as Option
     from .redaction.api import RedactOptions as RedactOptions
-    from .registry import Converter as Converter
-    from .registry import Option as Option
     from .registry import PluginWarning as PluginWarning
     from .report import Report as Report
 

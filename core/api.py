@@ -13,13 +13,14 @@ from .errors import InputError, UsageError, ValidationFailed
 from .ir import Document
 from .leaf import resolve_leaf
 from .output import output_to
-from .registry import Converter, get_registry
+from .outputformat import Converter
+from .registry import get_registry
 from .report import Report
 
 if TYPE_CHECKING:
     from .filters import Filter, FilterStep
+    from .inputformat import ContextFunction, Reader
     from .plugins import PluginInfo
-    from .readers import Reader
     from .redaction.api import Redaction, RedactOptions
 
 Source = str | os.PathLike[str] | bytes | BinaryIO
@@ -73,7 +74,12 @@ def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bo
     if isinstance(stream, (bytes, bytearray)):
         stream = io.BytesIO(stream)
     try:
-        doc = chosen.read(stream, {"source_path": source_path, "recover_glued": recover_glued})  # type: ignore[arg-type]
+        options = {
+            "source_path": source_path,
+            "recover_glued": recover_glued,
+            "context_rules": _context_rules(),
+        }
+        doc = chosen.read(stream, options)  # type: ignore[arg-type]
     except InputError as exc:
         if exc.path is None:
             raise InputError(str(exc), path=name) from None
@@ -85,11 +91,18 @@ def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bo
     return doc
 
 
+def _context_rules() -> dict[str, ContextFunction]:
+    """The context rule of every reader by its name, handed to the reader at work: a file
+    of one format may record a session of another harness (piconv's ASF of a pi session),
+    whose own rule then says what the model saw."""
+    return {r.name: r.context for r in get_registry().readers(third_party=False) if r.context is not None}
+
+
 def _head(stream: BinaryIO | bytes) -> tuple[bytes, BinaryIO | bytes]:
     """The first bytes of ``stream`` and the stream to read from the start: a file is
     read and rewound; what cannot be rewound (a pipe, stdin) gets the bytes read put back
     in front of the rest."""
-    from .readers import HEAD_SIZE, rewound
+    from .inputformat import HEAD_SIZE, rewound
 
     if isinstance(stream, (bytes, bytearray)):
         return bytes(stream[:HEAD_SIZE]), stream
@@ -118,7 +131,7 @@ def _choose(stream: BinaryIO | bytes, name: str, reader: str | None) -> tuple[Re
         head, stream = _head(stream)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=name) from None
-    from .readers import choose
+    from .inputformat import choose
 
     # The built-in readers first: the installed plugins are loaded (and their readers
     # asked) only for an input no built-in reader recognises.
@@ -174,14 +187,6 @@ def plugins() -> list[PluginInfo]:
 def plugin_failures() -> list[str]:
     """What went wrong with plugins so far (each also issued as a :class:`PluginWarning`)."""
     return list(get_registry().failures)
-
-
-def context_as_pi(document: Document, leaf: str | None = None) -> dict[str, Any]:
-    """The model-visible context at ``leaf`` (default: the document's leaf) as JSON in
-    pi's own shape, as ``piconv inspect --context`` prints it."""
-    from .context import context_to_pi
-
-    return context_to_pi(document.context(leaf))
 
 
 def convert(
@@ -311,9 +316,17 @@ def filters() -> list[Filter]:
 def apply_filters(document: Document, steps: Sequence[FilterStep], report: Report | None = None) -> Document:
     """``document`` through the filters ``steps`` names (``(name, options)`` pairs), in
     order; what they removed goes into ``report`` when given."""
-    from .filters import run_filters
-
-    return run_filters(document, steps, report if report is not None else Report(format=""))
+    registry = get_registry()
+    report = report if report is not None else Report(format="")
+    read_from = document.input_path or document.session.source_path
+    for name, options in steps:
+        document = registry.get_filter(name).apply(document, options, report)
+        if read_from and document.input_path is None and document.session.source_path != read_from:
+            # a filter may rewrite the session's path (redaction writes ``~`` for the home
+            # directory) without knowing the file it came from: the document keeps it, and
+            # with it what keeps an output off its input
+            object.__setattr__(document, "input_path", read_from)
+    return document
 
 
 def redact(document: Document, options: RedactOptions | None = None, **kwargs: Any) -> Redaction:

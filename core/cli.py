@@ -15,9 +15,9 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
 from .cliparse import UsageParser, add_format_options, help_formatter, one_shot, own_process
 from .errors import PiconvError, UsageError
+from .version import __version__
 
 SUBCOMMANDS = ("inspect", "validate", "search")
 

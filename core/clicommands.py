@@ -146,8 +146,8 @@ def _inspect(ns: argparse.Namespace) -> int:
 
     doc, reader = load_detected(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
     if ns.context:
-        from .api import context_as_pi
         from .leaf import resolve_leaf
+        from .pi.context import context_as_pi
 
         leaf = resolve_leaf(doc, ns.leaf) if ns.leaf is not None else None
         value = context_as_pi(doc, leaf)

@@ -9,7 +9,7 @@ report (loss codes and ``notes``). The built-in ``redact`` filter is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .records import Frozen, frozen
@@ -39,19 +39,3 @@ class Filter(Frozen):
 
 FilterStep = tuple[str, Mapping[str, Any]]
 """One filter to apply: its name and its options."""
-
-
-def run_filters(document: Document, steps: Sequence[FilterStep], report: Report) -> Document:
-    """``document`` through each step in order; what each did is recorded in ``report``."""
-    from .registry import get_registry
-
-    registry = get_registry()
-    read_from = document.input_path or document.session.source_path
-    for name, options in steps:
-        document = registry.get_filter(name).apply(document, options, report)
-        if read_from and document.input_path is None and document.session.source_path != read_from:
-            # a filter may rewrite the session's path (redaction writes ``~`` for the home
-            # directory) without knowing the file it came from: the document keeps it, and
-            # with it what keeps an output off its input
-            object.__setattr__(document, "input_path", read_from)
-    return document

@@ -14,8 +14,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from .filters import Filter
-    from .readers import Reader
-    from .registry import Converter
+    from .inputformat import Reader
+    from .outputformat import Converter
 
 PLUGIN_API_VERSION = 2
 """The version of the plugin interface (these hooks and the objects they pass). A plugin

@@ -15,8 +15,8 @@ from typing import IO, Any
 from . import ir
 from .hookspecs import hookimpl
 from .jsonio import dumps, finite, report_nulls
+from .outputformat import Converter, Option
 from .records import Frozen, field_defaults
-from .registry import Converter, Option
 from .report import Report
 
 PART_TAGS: dict[type, str] = {cls: cls.type for cls in (ir.Text, ir.Image, ir.Reasoning, ir.ToolCall)}

@@ -22,8 +22,9 @@ from typing import Any
 
 import pluggy
 
-from . import __version__, hookspecs
+from . import hookspecs
 from .records import Frozen, frozen
+from .version import __version__
 
 ENTRY_POINT_GROUP = "piconv"
 LOAD_PLUGINS_ENV = "PICONV_LOAD_PLUGINS"
@@ -32,8 +33,8 @@ distribution names (empty: none); unset loads them all. Built-in formats always 
 
 BUILTIN_PLUGINS = (
     "piconv.irformat",
-    "piconv.piwrite",
-    "piconv.pireader",
+    "piconv.pi.write",
+    "piconv.pi.read",
     "piconv.converters.asf",
     "piconv.converters.openai",
     "piconv.converters.markdown",

@@ -1,5 +1,8 @@
-"""The format registry: what a converter declares (:class:`Converter`, :class:`Option`)
-and the table of registered formats.
+"""The registry: the tables of registered output formats, readers and filters.
+
+What each declares is in :mod:`piconv.outputformat` (:class:`Converter`, :class:`Option`),
+:mod:`piconv.inputformat` (:class:`Reader`) and :mod:`piconv.filters` (:class:`Filter`);
+``Converter`` and ``Option`` are named here too, where plugins have always found them.
 
 The formats come from plugins through the ``register_converters`` hook
 (:mod:`piconv.plugins` finds the plugins and dispatches it). Problems with a plugin are
@@ -10,140 +13,30 @@ never fatal: each is kept in :attr:`Registry.failures` and issued once as a
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from .errors import PluginError
-from .records import Frozen, frozen
+from .filters import Filter
+from .inputformat import Reader
+from .nametable import NameTable
+from .outputformat import Archive, ArchiveStore, Converter, Option
+from .plugins import Origin, PluginInfo, PluginSet, load_builtins, load_third_party
 
-if TYPE_CHECKING:
-    from .filters import Filter
-    from .ir import Document
-    from .plugins import PluginInfo
-    from .readers import Reader
-    from .report import Report
+__all__ = [
+    "Archive",
+    "ArchiveStore",
+    "Converter",
+    "Option",
+    "PluginWarning",
+    "Registry",
+    "build_registry",
+    "get_registry",
+]
 
 
 class PluginWarning(UserWarning):
     """A plugin could not be used (it failed to import, misspelled a hook, raised, or
     clashed on a format name); it was skipped and everything else works."""
-
-
-@frozen
-class Option(Frozen):
-    """A command-line option a converter accepts. ``flag`` is the long option
-    (``--images``); the value reaches ``Converter.write`` under ``dest`` (default: the
-    flag without dashes, ``-`` → ``_``)."""
-
-    flag: str
-    help: str
-    takes_value: bool = True
-    choices: tuple[str, ...] | None = None
-    default: Any = None
-    repeatable: bool = False
-    metavar: str | None = None
-
-    @property
-    def dest(self) -> str:
-        return self.flag.lstrip("-").replace("-", "_")
-
-
-CheckFunction = Callable[[bytes], list[str]]
-"""Validates one output: returns problems as ``"line N: message"`` strings (empty: valid)."""
-
-WriteFunction = Callable[["Document", IO[bytes], Mapping[str, Any], "Report"], None]
-"""Writes ``document`` to the binary stream; options by ``Option.dest``; records losses."""
-
-
-class ArchiveStore(Protocol):
-    """An open archive file in the process that runs a directory conversion."""
-
-    notes: list[str]
-    """What the store had to do on opening (an unreadable file moved aside), for the user."""
-
-    def keys(self) -> Mapping[str, str | None]:
-        """Every session in the archive: its key and the SHA-256 of its source file."""
-
-    def add(self, key: str, payload: bytes, sha256: str | None, links: Mapping[str, str]) -> None:
-        """Put one session in (replacing an older version of it) atomically. ``links`` maps
-        a format name to the session's output of that format, relative to the archive."""
-
-    def close(self) -> Mapping[str, bytes]:
-        """Finish; returns files to write beside the archive (name -> bytes).
-
-        Optional: ``idle()``, called once the run has read :meth:`keys` and before any task
-        runs: close what a process forked from this one must not inherit (an open database);
-        ``add`` and ``close`` may open it again."""
-
-
-class Archive(Protocol):
-    """What a format needs for a directory run to write it as one file (see docs/plugins.md).
-
-    Optional: ``put(path, key, document, options, report, sha256, links)`` puts one session
-    into the archive at ``path`` from the worker process itself, atomically, waiting while
-    another process writes (the local executor calls it; without it, or on Dask, the
-    payload goes to the parent's store); ``release()`` closes what ``put`` keeps open in
-    this process."""
-
-    file_name: str
-    """The archive's name at the top of the output directory."""
-
-    def payload(self, document: Document, options: Mapping[str, Any], report: Report) -> bytes:
-        """One session's contribution, made in the worker process."""
-
-    def open(self, path: str) -> ArchiveStore:
-        """The archive at ``path``, created if missing, checked and brought up to date."""
-
-    def search(
-        self, path: str, query: str, filters: Mapping[str, Any] | None = None, limit: int = 20
-    ) -> list[dict[str, Any]]:
-        """The best ``limit`` hits for ``query`` (``piconv search``)."""
-
-
-@frozen
-class Converter(Frozen):
-    """An output format.
-
-    - ``name``: what ``--to`` takes; ``aliases`` are accepted too.
-    - ``summary``: one line for ``--list-formats``.
-    - ``extension`` / ``media_type``: of the output file.
-    - ``write``: the conversion (see :data:`WriteFunction`).
-    - ``check``: validates an output (see :data:`CheckFunction`); a JSON Schema shipped as
-      package data is wrapped by :func:`piconv.validation.json_schema_check`.
-    - ``mapping_doc``: the document saying field by field what maps where and what is lost.
-    - ``options``: extra command-line options.
-    - ``per_leaf``: the format describes one leaf of the tree (a request as the model
-      saw it, say): a directory conversion writes one output per leaf,
-      ``<stem>.leaf-<n><extension>`` numbered in :meth:`Document.leaves` order, each with
-      ``options["leaf"]`` set. A single conversion writes the leaf ``--leaf`` names.
-    - ``checks_while_writing``: ``write`` validates each piece as it writes it (when
-      ``options["validate"]`` is true) and raises :class:`piconv.ValidationFailed`; the
-      caller then does not run ``check`` over the whole output again. ``check`` stays the
-      checker for ``piconv validate``.
-    - ``takes_leaf``: the format writes one path or one leaf and honours
-      ``options["leaf"]`` (the default); ``False`` for a format that always writes the
-      whole tree, for which a ``leaf`` is refused with :class:`piconv.UsageError`.
-    - ``archive``: optional; an :class:`Archive`: a directory run writes this format as
-      one file for the whole archive (a database) instead of one output per session.
-    - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
-    """
-
-    name: str
-    summary: str
-    extension: str
-    media_type: str
-    write: WriteFunction
-    check: CheckFunction | None = None
-    mapping_doc: str = ""
-    aliases: tuple[str, ...] = ()
-    options: tuple[Option, ...] = ()
-    per_leaf: bool = False
-    checks_while_writing: bool = False
-    takes_leaf: bool = True
-    archive: Archive | None = None
-    plugin: str = ""
-    distribution: str = ""
-    version: str = ""
 
 
 class Registry:
@@ -152,9 +45,8 @@ class Registry:
 
     def __init__(self, *, third_party_pending: bool) -> None:
         from .filters import Filter
+        from .inputformat import Reader
         from .nametable import NameTable
-        from .plugins import PluginSet
-        from .readers import Reader
 
         self.failures: list[str] = []
         self._plugins = PluginSet(self.fail)
@@ -230,8 +122,6 @@ class Registry:
         if not self._third_party_pending:
             return False
         self._third_party_pending = False
-        from .plugins import load_third_party
-
         added = load_third_party(self._plugins, self.fail)
         if added:
             relay = self._plugins.only(added)
@@ -254,8 +144,6 @@ def build_registry(extra_plugins: tuple[object, ...] = (), *, third_party: bool 
     """A new registry: the built-in formats, then ``extra_plugins`` (tests and embedding
     applications use it), then, when first needed and ``third_party`` allows, the
     installed third-party plugins."""
-    from .plugins import Origin, load_builtins
-
     registry = Registry(third_party_pending=third_party)
     plugins = registry._plugins
     load_builtins(plugins)

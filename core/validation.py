@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from .registry import CheckFunction
+from .outputformat import CheckFunction
 
 MAX_ERRORS = 50
 

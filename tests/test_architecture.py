@@ -84,25 +84,23 @@ def test_docs_state_the_same_list_of_what_a_converter_may_import() -> None:
     assert listed == CONVERTER_MAY_IMPORT
 
 
-def _top_level_imports(path: Path, package: str) -> set[str]:
-    """What a module imports when it is imported (not inside functions or TYPE_CHECKING)."""
+def _every_import(path: Path, package: str, modules: set[str]) -> set[str]:
+    """Every module ``path`` imports, wherever the import stands (at the top, inside a
+    function, under ``TYPE_CHECKING``): ``from X import name`` counts as importing the
+    module ``X.name`` when there is one, else ``X`` itself."""
     tree = ast.parse(path.read_text(), filename=str(path))
     found: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            continue
-        for sub in ast.walk(node) if isinstance(node, (ast.Import, ast.ImportFrom, ast.Try, ast.If)) else ():
-            if isinstance(sub, ast.Import):
-                found.update(alias.name for alias in sub.names)
-            elif isinstance(sub, ast.ImportFrom):
-                if sub.level:
-                    base = package.split(".")[: len(package.split(".")) - sub.level + 1]
-                    module = ".".join([*base, sub.module] if sub.module else base)
-                    found.add(module)
-                    found.update(f"{module}.{alias.name}" for alias in sub.names)
-                else:
-                    found.add(sub.module or "")
-                    found.update(f"{sub.module}.{alias.name}" for alias in sub.names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                found.add(f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module)
     return found
 
 
@@ -120,35 +118,79 @@ def _modules() -> dict[str, tuple[Path, str]]:
     return found
 
 
-def test_no_import_cycles() -> None:
+def _import_graph() -> dict[str, set[str]]:
     modules = _modules()
-    graph = {
+    names = set(modules)
+    return {
         # a module's own ancestor packages are imported first by Python itself: not an edge
         mod: {
             m
-            for m in _top_level_imports(path, package)
+            for m in _every_import(path, package, names)
             if m in modules and not (mod == m or mod.startswith(m + "."))
         }
         for mod, (path, package) in modules.items()
     }
-    assert {"piconv.registry", "piconv.output"} <= graph["piconv.api"]  # the graph is not empty
-    state: dict[str, int] = {}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
 
     def visit(mod: str) -> None:
-        state[mod] = 1
+        index[mod] = low[mod] = len(index)
         stack.append(mod)
+        on_stack.add(mod)
         for dep in sorted(graph[mod]):
-            if state.get(dep) == 1:
-                raise AssertionError("import cycle: " + " -> ".join([*stack[stack.index(dep) :], dep]))
-            elif dep not in state:
+            if dep not in index:
                 visit(dep)
-        stack.pop()
-        state[mod] = 2
+                low[mod] = min(low[mod], low[dep])
+            elif dep in on_stack:
+                low[mod] = min(low[mod], index[dep])
+        if low[mod] == index[mod]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == mod:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
 
     for mod in sorted(graph):
-        if mod not in state:
+        if mod not in index:
             visit(mod)
+    return found
+
+
+def test_no_import_cycles_counting_every_import() -> None:
+    graph = _import_graph()
+    assert {"piconv.registry", "piconv.output"} <= graph["piconv.api"]  # the graph is not empty
+    assert _cycles(graph) == []
+
+
+def test_cycles_are_found() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+WING = "piconv.pi"
+KEEP_OFF_THE_WING = ("piconv.api", "piconv.registry", "piconv.ir", "piconv.redaction", "piconv.bulk")
+
+
+def test_the_pi_wing_is_a_plugin_like_any_other() -> None:
+    """The public API, the registry, the IR, redaction and directory runs reach pi's reading
+    and writing only through the registry, as they reach any plugin's."""
+    graph = _import_graph()
+    offenders = {
+        mod: sorted(m for m in deps if m == WING or m.startswith(WING + "."))
+        for mod, deps in graph.items()
+        if any(mod == k or mod.startswith(k + ".") for k in KEEP_OFF_THE_WING)
+    }
+    assert {mod: deps for mod, deps in offenders.items() if deps} == {}
 
 
 def test_no_c_but_the_one_accelerator() -> None:

@@ -9,7 +9,7 @@ import io
 
 import piconv
 import pytest
-from piconv.reader import read_records
+from piconv.jsonl import read_records
 
 from .conftest import session_bytes
 

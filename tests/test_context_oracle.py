@@ -14,7 +14,7 @@ import orjson
 import piconv
 import pytest
 from conftest import GOLDENS, corpus_files, corpus_ids, golden_for
-from piconv.context import context_to_pi
+from piconv.pi.context import context_to_pi
 
 
 def canonical(value: object) -> bytes:

@@ -8,8 +8,8 @@ import re
 import pytest
 from conftest import REPO
 from piconv import hookspecs
+from piconv.inputformat import Reader
 from piconv.problems import PROBLEM_CODES
-from piconv.readers import Reader
 from piconv.registry import Converter, build_registry
 
 PLUGINS_DOC = (REPO / "docs" / "plugins.md").read_text()

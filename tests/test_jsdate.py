@@ -4,7 +4,7 @@ printed by Node itself."""
 from __future__ import annotations
 
 import pytest
-from piconv.jsdate import js_time
+from piconv.pi.jsdate import js_time
 
 NODE = [
     ["2024-12-03T14:00:00.000Z", 1733234400000],

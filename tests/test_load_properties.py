@@ -10,7 +10,7 @@ from conftest import corpus_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from piconv import InputError
-from piconv.piwrite import pi_lines
+from piconv.pi.write import pi_lines
 
 SMALL = [p for p in corpus_files() if p.stat().st_size < 80_000]
 LINES = [line for p in SMALL for line in p.read_bytes().splitlines() if line.strip()]

@@ -10,8 +10,8 @@ import piconv
 import pytest
 from conftest import corpus_files, corpus_ids, session_bytes
 from piconv import ir
-from piconv.pientry import dump_entry
-from piconv.piwrite import pi_lines
+from piconv.pi.entries import dump_entry
+from piconv.pi.write import pi_lines
 
 
 def _values_by_line(data: bytes) -> dict[int, object]:

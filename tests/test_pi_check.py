@@ -8,11 +8,11 @@ import io
 from pathlib import Path
 
 import piconv
-import piconv.piwrite
-import piconv.reader
+import piconv.jsonl
+import piconv.pi.write
 import pytest
 from conftest import REPO, corpus_files, session_bytes
-from piconv.piwrite import check_pi, line_problem
+from piconv.pi.write import check_pi, line_problem
 
 SOURCES = corpus_files() + sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
 
@@ -39,7 +39,7 @@ def test_a_line_over_the_reader_s_limit_fails_the_conversion(monkeypatch: pytest
         {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "x" * 200}}
     )
     piconv.convert(data, "pi", io.BytesIO())
-    monkeypatch.setattr(piconv.reader, "MAX_LINE_BYTES", 150)
+    monkeypatch.setattr(piconv.jsonl, "MAX_LINE_BYTES", 150)
     with pytest.raises(piconv.ValidationFailed, match=r"line 2: \[line-too-long\]"):
         piconv.convert(piconv.load(data), "pi", io.BytesIO())
     out = io.BytesIO()
@@ -51,7 +51,7 @@ def test_a_header_that_is_not_one_fails_the_conversion(monkeypatch: pytest.Monke
     data = session_bytes(
         {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}}
     )
-    monkeypatch.setattr(piconv.piwrite, "dump_header", lambda info: {"type": "message"})
+    monkeypatch.setattr(piconv.pi.write, "dump_header", lambda info: {"type": "message"})
     with pytest.raises(piconv.ValidationFailed, match=r"line 1: \[not-a-header\]"):
         piconv.convert(data, "pi", io.BytesIO())
 

@@ -15,8 +15,8 @@ from conftest import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from piconv import reader
+from piconv.jsonl import MAX_LINE_BYTES, ReadResult, Record, iter_lines, read_records
 from piconv.problems import INFO_CODES, PROBLEM_CODES, READER_CODES, Problem
-from piconv.reader import MAX_LINE_BYTES, ReadResult, Record, iter_lines, read_records
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS_FILES = sorted((SHARED / "corpus" / "pi").glob("*.jsonl")) + sorted(

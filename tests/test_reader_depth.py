@@ -9,7 +9,7 @@ import orjson
 import piconv
 import pytest
 from conftest import session_bytes
-from piconv.reader import MAX_DEPTH, depth_over, read_records
+from piconv.jsonl import MAX_DEPTH, depth_over, read_records
 
 FORMATS = ("asf", "openai", "ir", "pi", "markdown", "html")
 

@@ -17,7 +17,7 @@ from conftest import SHARED, SHARED_MISSING
 from hypothesis import given
 from hypothesis import strategies as st
 from piconv import reader
-from piconv.reader import read_records
+from piconv.jsonl import read_records
 from test_reader import (
     ENTRY,
     HEADER,

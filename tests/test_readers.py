@@ -101,8 +101,8 @@ def with_registry() -> Iterator[Any]:
 def test_built_in_readers_register_through_the_hook() -> None:
     registry = build_registry(third_party=False)
     assert [r.name for r in registry.readers()] == ["asf", "pi"]
-    assert registry.reader("pi").plugin == "piconv.pireader" and registry.reader("agentsession").name == "asf"
-    assert any(p.name == "piconv.pireader" and p.hooks == ("register_readers",) for p in registry.plugins)
+    assert registry.reader("pi").plugin == "piconv.pi.read" and registry.reader("agentsession").name == "asf"
+    assert any(p.name == "piconv.pi.read" and p.hooks == ("register_readers",) for p in registry.plugins)
     assert piconv.PLUGIN_API_VERSION == 2
 
 
@@ -155,10 +155,10 @@ def test_clashing_raising_and_malformed_reader_plugins_are_reported_and_skipped(
             third_party=False,
         )
     failures = "\n".join(registry.failures)
-    assert "reader name 'pi' is registered twice: by plugin 'piconv.pireader'" in failures
+    assert "reader name 'pi' is registered twice: by plugin 'piconv.pi.read'" in failures
     assert "raising_plugin" in failures and "RuntimeError: broken on purpose" in failures
     assert "wrong_plugin" in failures and "registered str as a reader" in failures
-    assert registry.reader("pi").plugin == "piconv.pireader"
+    assert registry.reader("pi").plugin == "piconv.pi.read"
     assert registry.reader("notes").plugin == "clash_plugin"  # the plugin's other reader stays
     with pytest.raises(PluginError, match=r"unknown input format 'mine' \(known: asf, notes, pi\)"):
         registry.reader("mine")

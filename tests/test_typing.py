@@ -22,7 +22,7 @@ PUBLIC = (
     "piconv.api",
     "piconv.ir",
     "piconv.registry",
-    "piconv.readers",
+    "piconv.inputformat",
     "piconv.hookspecs",
     "piconv.errors",
     "piconv.report",

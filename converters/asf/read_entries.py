@@ -42,7 +42,7 @@ BODY_KINDS = {
     "usage": "usage",
     "context_edit": "context_edit",
 }
-"""pi entry type -> IR body kind (``pientry.BODY_TABLES`` and the types it handles apart)."""
+"""pi entry type -> IR body kind (``piconv.pi.entries.BODY_TABLES`` and the types it handles apart)."""
 
 
 def _summary_text(item: Any) -> str | None:

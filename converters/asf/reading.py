@@ -261,7 +261,10 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         found = resume_leaf([v for _l, v in raw])
         leaf = ir_id.get(found) if found is not None else None
     asf = AsfFile(header, [v for _l, v in raw], {v["id"]: v for _l, v in raw})
-    rule = AsfContext(asf, ir_id, last_of, harness_rule=_pi_rule() if from_pi else None)
+    # pi's own rule, when the caller hands it over (piconv.load hands every reader the
+    # context rules of the other readers): the file is then read as pi would read it
+    harness_rule = (options.get("context_rules") or {}).get("pi") if from_pi else None
+    rule = AsfContext(asf, ir_id, last_of, harness_rule=harness_rule)
     return ir.Document(
         session=session,
         entries=tuple(entries),
@@ -270,10 +273,3 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         lines_read=lines_read,
         context_builder=rule,
     )
-
-
-def _pi_rule() -> Any:
-    """The context rule of the ``pi`` reader, found through the registry like any reader's."""
-    from piconv.registry import get_registry
-
-    return get_registry().reader("pi").context

@@ -33,9 +33,9 @@ def describe(conv: Any) -> str:
 def facts(formats: Sequence[str]) -> dict[str, Any]:
     """What must be equal on the client and every worker: piconv's version and, for each
     format of the run, the plugin, distribution and version that provide it."""
-    from .. import __version__
     from ..errors import PiconvError
     from ..registry import get_registry
+    from ..version import __version__
 
     registry = get_registry()
     found: dict[str, str] = {}

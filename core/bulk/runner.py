@@ -142,9 +142,9 @@ def run_bulk(
     ``selection`` converts only the sessions it admits (``--since``, ``--until``, ``--project``).
     ``force`` converts every session again; ``overwrite`` replaces files at output places
     that piconv did not write (else that output fails, ``bulk:output-exists``)."""
-    from .. import __version__
     from ..errors import OutputError, UsageError
     from ..registry import get_registry
+    from ..version import __version__
     from .executors import default_jobs, run_dask, run_inline, run_local
 
     started = time.perf_counter()
@@ -276,7 +276,7 @@ def _release(fmts: list[_Format]) -> None:
 def _cluster(
     registry: Any, fmts: list[_Format], client: Any, scheduler: str | None, real_in: str, real_out: str
 ) -> Cluster:
-    from .. import __version__
+    from ..version import __version__
     from .cluster import connect, describe
 
     expected = {"piconv": __version__, "formats": {f.name: describe(registry.get(f.name)) for f in fmts}}

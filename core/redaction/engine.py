@@ -24,8 +24,8 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any
 
-from ..fastload import compile_maker, speedups
 from ..ir import EMPTY, Document, Entry, Image, Node
+from ..pi.tables import compile_maker, speedups
 from ..records import Mutable
 from .scan import Scanner, Span
 

@@ -12,17 +12,17 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from ..ir import Document, Entry, Issue, SessionInfo
+from ..problems import Problem
+from ..records import replace
 from .context import build_context
-from .ir import Document, Entry, Issue, SessionInfo
-from .pientry import load_entry
-from .problems import Problem
-from .records import replace
+from .entries import load_entry
 
 CURRENT_VERSION = 3
 
 
 class SourceRecord(Protocol):
-    """One parsed line: what :mod:`piconv.reader` yields."""
+    """One parsed line: what :mod:`piconv.jsonl` yields."""
 
     line: int
     value: dict[str, Any]

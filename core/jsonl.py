@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from .fastload import compile_maker
+from .pi.tables import compile_maker
 from .problems import Problem
 from .records import Frozen, Mutable, frozen
 

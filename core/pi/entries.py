@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import pimodel as pm
-from .fastload import compile_maker, speedups
-from .ir import (
+from ..ir import (
     EMPTY,
     Body,
     BranchSummary,
@@ -27,7 +25,9 @@ from .ir import (
     UnknownMessage,
     UsageRecord,
 )
-from .pimodel import Table, _join
+from . import model as pm
+from .model import Table, _join
+from .tables import compile_maker, speedups
 
 JSONDict = dict[str, Any]
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import pimodel
-from .ir import (
+from ..ir import (
     EMPTY,
     AssistantMessage,
     BranchSummary,
@@ -35,11 +34,12 @@ from .ir import (
     UnknownMessage,
     UserMessage,
 )
+from ..records import replace
+from . import model as pimodel
 from .jsdate import js_time
-from .records import replace
 
 if TYPE_CHECKING:
-    from .ir import Document
+    from ..ir import Document
 
 _MISSING = object()
 _EDITABLE = (UserMessage, AssistantMessage, ToolResult, ExtensionMessage)
@@ -247,3 +247,9 @@ def context_to_pi(context: Context) -> dict[str, Any]:
     if context.reasoning_level is not None:
         out["thinkingLevel"] = context.reasoning_level
     return out
+
+
+def context_as_pi(document: Document, leaf: str | None = None) -> dict[str, Any]:
+    """The model-visible context at ``leaf`` (default: the document's leaf) as JSON in
+    pi's own shape, as ``piconv inspect --context`` prints it."""
+    return context_to_pi(document.context(leaf))

@@ -13,11 +13,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from .hookspecs import hookimpl
-from .readers import Reader
+from ..hookspecs import hookimpl
+from ..inputformat import Reader
 
 if TYPE_CHECKING:
-    from .ir import Context, Document
+    from ..ir import Context, Document
 
 _ASF = b"agentsession/"
 
@@ -57,8 +57,8 @@ def detect(head: bytes) -> float:
 
 
 def read(stream: IO[bytes], options: Mapping[str, Any]) -> Document:
-    from .errors import InputError
-    from .reader import iter_lines
+    from ..errors import InputError
+    from ..jsonl import iter_lines
     from .session import NotASession, stream_document
 
     problems: list[Any] = []

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .fastload import compile_loader, lookup, speedups
-from .ir import (
+from ..ir import (
     EMPTY,
     AssistantMessage,
     Content,
@@ -36,6 +35,7 @@ from .ir import (
     Usage,
     UserMessage,
 )
+from .tables import compile_loader, lookup, speedups
 
 JSONDict = dict[str, Any]
 
@@ -43,11 +43,11 @@ JSONDict = dict[str, Any]
 Loader = Callable[[Any], Any]
 Dumper = Callable[[Any], Any]
 Table = dict[str, tuple[str, str, Loader | None, Dumper | None]]
-"""pi key -> (IR field, accepted JSON type (a :data:`fastload.TESTS` name), load, dump)."""
+"""pi key -> (IR field, accepted JSON type (a :data:`piconv.pi.tables.TESTS` name), load, dump)."""
 
 
 def compile_table(cls: type, table: Table, **kwargs: Any) -> Callable[..., Any]:
-    """The compiled reader of ``table`` (see :func:`piconv.fastload.compile_loader`)."""
+    """The compiled reader of ``table`` (see :func:`piconv.pi.tables.compile_loader`)."""
     return compile_loader(cls, {k: (f, t, load) for k, (f, t, load, _d) in table.items()}, **kwargs)
 
 
@@ -337,7 +337,7 @@ def dump_message(message: Message, role: str | None = None) -> Any:
 def with_content(message: Message, content: Any) -> Message:
     """A copy of ``message`` whose content is the pi JSON value ``content`` (typed when it
     is a string or list, else kept in ``extra``)."""
-    from .records import replace
+    from ..records import replace
 
     extra = dict(message.extra) if message.extra else {}  # type: ignore[union-attr]
     extra.pop("content", None)

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from .hookspecs import hookimpl
-from .ir import Document, Entry, SessionInfo
-from .jsonio import dumps, report_nulls
-from .pientry import dump_entry
-from .registry import Converter, Option
-from .report import Report
+from ..hookspecs import hookimpl
+from ..ir import Document, Entry, SessionInfo
+from ..jsonio import dumps, report_nulls
+from ..outputformat import Converter, Option
+from ..report import Report
+from .entries import dump_entry
 
 
 def dump_header(info: SessionInfo) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
         if validate:
             problem = line_problem(value, data, header=line == header_line)
             if problem is not None:
-                from .errors import ValidationFailed
+                from ..errors import ValidationFailed
 
                 raise ValidationFailed(
                     f"pi output failed validation: line {written + 1}: {problem}", path=report.source
@@ -106,7 +106,7 @@ def line_problem(value: Any, data: bytes, *, header: bool) -> str | None:
     line, or ``None``: it must be one JSON object within the reader's line limit, and the
     header's line (where the source had it) a session header. A line of JSON written by
     :func:`piconv.jsonio.dumps` holds no newline, no NUL byte and only UTF-8."""
-    from .reader import MAX_LINE_BYTES
+    from ..jsonl import MAX_LINE_BYTES
 
     if type(value) is not dict:
         return f"[not-object] a {type(value).__name__} is not a JSON object"
@@ -120,11 +120,13 @@ def line_problem(value: Any, data: bytes, *, header: bool) -> str | None:
 def check_pi(data: bytes) -> list[str]:
     """``piconv validate --format pi``: the file read as piconv reads a pi session; every
     line that could not be read is an error."""
-    from .api import load
-    from .errors import InputError
+    import io
+
+    from ..errors import InputError
+    from .read import read
 
     try:
-        doc = load(data)
+        doc = read(io.BytesIO(data), {})
     except InputError as exc:
         return [f"line 0: {exc}"]
     return [f"line {i.line}: [{i.code}] {i.message}" for i in doc.issues if i.code in _SKIPPED_LINE_CODES]

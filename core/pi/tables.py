@@ -1,4 +1,4 @@
-"""Building IR objects from JSON objects by the field tables of :mod:`piconv.pimodel`.
+"""Building IR objects from JSON objects by the field tables of :mod:`piconv.pi.model`.
 
 A table maps each JSON member to a field, the JSON type it must have and a converter;
 :class:`TableLoader` reads it for each object: values of the wrong type or ``null`` go to
@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from .ir import EMPTY
-from .records import field_defaults
+from ..ir import EMPTY
+from ..records import field_defaults
 
 
 def _accelerator() -> ModuleType | None:
@@ -26,7 +26,7 @@ def _accelerator() -> ModuleType | None:
     if os.environ.get("PICONV_PURE_PYTHON"):
         return None
     try:
-        from . import _speedups
+        from .. import _speedups
     except ImportError:
         return None
     return _speedups
