@@ -36,6 +36,7 @@ BUILTIN_PLUGINS = (
     "piconv.pi.write",
     "piconv.pi.read",
     "piconv.converters.asf",
+    "piconv.converters.asf.read",
     "piconv.converters.openai",
     "piconv.converters.markdown",
     "piconv.converters.html",

@@ -8,7 +8,7 @@ from pathlib import Path
 import piconv
 import pytest
 from conftest import SHARED
-from piconv.converters.asf.context import AsfFile
+from piconv.converters.asf.read.context import AsfFile
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = SHARED / "reference" / "asf" / "examples"
@@ -43,7 +43,7 @@ def test_reference_context(name: str, leaf: str) -> None:
 def test_omit_items_leaves_entry_out() -> None:
     asf = load(EXAMPLES / "sessions_branch.jsonl")
     path = asf.path(asf.entries[6]["id"])
-    from piconv.converters.asf.context import build_context
+    from piconv.converters.asf.read.context import build_context
 
     omitted = path[1]["id"]
     path = [*path, {"type": "config", "id": "x", "parent": path[-1]["id"], "omit": {"items": [omitted]}}]

@@ -13,7 +13,7 @@ import piconv
 import pytest
 from conftest import SHARED, corpus_files, session_bytes
 from piconv import ir
-from piconv.converters.asf import request_context
+from piconv.converters.asf.read import request_context
 
 EXAMPLES = sorted((SHARED / "reference" / "asf" / "examples").glob("*.jsonl"))
 HEADER = {

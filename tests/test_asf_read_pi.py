@@ -22,7 +22,7 @@ import orjson
 import piconv
 import pytest
 from conftest import REPO, SHARED, corpus_files
-from piconv.converters.asf.unnormalise import restore
+from piconv.converters.asf.read.unnormalise import restore
 
 HOSTILE = REPO / "tests" / "data" / "asf" / "rebuild-hostile.jsonl"
 """Unknown entry types, roles and members at every depth; context edits replacing

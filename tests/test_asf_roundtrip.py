@@ -16,7 +16,7 @@ import orjson
 import pytest
 from conftest import SHARED
 from piconv import ir
-from piconv.converters.asf.context import AsfFile
+from piconv.converters.asf.read.context import AsfFile
 from piconv.converters.asf.validate import validate_asf
 from piconv.converters.asf.writer import write_asf
 from piconv.report import Report

@@ -28,7 +28,7 @@ from .checks import format_supported
 from .ids import ENVELOPE, CanonicalError, envelope_id, is_canonical_ts
 from .jcs import canonical, is_plain
 from .links import Ancestry
-from .reader import Source, iter_raw_lines, number_problem, open_source
+from .read.lines import Source, iter_raw_lines, number_problem, open_source
 
 __all__ = ["CODES", "check", "validate_asf"]
 

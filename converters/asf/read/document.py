@@ -24,8 +24,8 @@ from piconv.ir import replace
 
 from . import foreign
 from .context import AsfFile, resume_leaf
-from .read_entries import body
-from .reader import iter_lines
+from .entries import body
+from .lines import iter_lines
 from .restore import extra
 from .rule import AsfContext
 from .unnormalise import restore

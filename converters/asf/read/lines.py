@@ -16,7 +16,7 @@ from typing import IO, Any, Union
 
 import orjson
 
-from .jcs import int_is_ijson
+from ..jcs import int_is_ijson
 
 Source = Union[str, "os.PathLike[str]", bytes, IO[bytes]]
 
