@@ -8,7 +8,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
-from .collector import collector_paused
 from .errors import InputError, UsageError, ValidationFailed
 from .ir import Document
 from .leaf import resolve_leaf
@@ -61,9 +60,8 @@ def load_detected(
     """As :func:`load`, with the reader that read the input."""
     stream, name = _open(source)
     try:
-        with collector_paused():
-            chosen, stream = _choose(stream, name, reader)
-            return _read(chosen, stream, name, recover_glued), chosen
+        chosen, stream = _choose(stream, name, reader)
+        return _read(chosen, stream, name, recover_glued), chosen
     finally:
         if stream is not sys.stdin.buffer and hasattr(stream, "close") and not hasattr(source, "read"):
             stream.close()  # type: ignore[union-attr]
@@ -245,7 +243,7 @@ def convert(
         else load(document, recover_glued=recover_glued, reader=reader)
     )
     inputs = [p for p in (read_from, doc.input_path, doc.session.source_path) if p]
-    with collector_paused(), output_to(target, inputs=inputs) as sink:
+    with output_to(target, inputs=inputs) as sink:
         filtered = Report(format=converter.name)
         if filters:
             doc = apply_filters(doc, filters, filtered)

@@ -68,8 +68,7 @@ _owns_process = False
 def one_shot() -> None:
     """For one conversion in a process that ends with it: the cyclic collector off for
     good. The session's objects hold no cycles; each automatic collection would only scan
-    them all again (0.2-0.3 s after loading 100 MB) and free nothing. The library pauses
-    the collector only while it reads and converts and restores it; this is the
+    them all again and free nothing. The library leaves the collector alone; this is the
     command line's own choice, never made when :func:`piconv.cli.main` is called as a function."""
     if _owns_process:
         import gc

@@ -29,7 +29,6 @@ from ..common.jsnumber import js_number_text
 __all__ = [
     "CanonicalError",
     "canonical",
-    "canonical_slow",
     "int_is_ijson",
     "is_plain",
     "number_text",
@@ -307,50 +306,3 @@ def canonical(value: Any) -> bytes:
     except orjson.JSONEncodeError:
         pass  # refused (lone surrogate, a key that is no str...): the slow walk says why
     return _dump(_prepare_slow(value))
-
-
-# --------------------------------------------------------------------------- reference
-
-
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _string_slow(s: str) -> str:
-    out = ['"']
-    for c in s:
-        o = ord(c)
-        if c in _ESCAPES:
-            out.append(_ESCAPES[c])
-        elif o < 0x20:
-            out.append(f"\\u{o:04x}")
-        elif 0xD800 <= o <= 0xDFFF:
-            raise CanonicalError("lone surrogate in string")
-        else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
-
-
-def canonical_slow(value: Any) -> bytes:
-    """A plain recursive JCS serialiser with no orjson, kept as the executable reading
-    of the RFC that tests compare the fast path against."""
-
-    def walk(v: Any) -> str:
-        if v is None:
-            return "null"
-        if v is True:
-            return "true"
-        if v is False:
-            return "false"
-        if isinstance(v, str):
-            return _string_slow(v)
-        if isinstance(v, (int, float)):
-            return number_text(v)
-        if isinstance(v, (list, tuple)):
-            return "[" + ",".join(walk(x) for x in v) + "]"
-        if isinstance(v, dict):
-            items = sorted(v.items(), key=lambda kv: _utf16_key(kv[0]))
-            return "{" + ",".join(_string_slow(k) + ":" + walk(x) for k, x in items) + "}"
-        raise CanonicalError(f"not a JSON value: {type(v).__name__}")
-
-    return walk(value).encode("utf-8")
