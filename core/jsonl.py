@@ -26,9 +26,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from .pi.tables import compile_maker
 from .problems import Problem
-from .records import Frozen, Mutable, frozen
+from .records import Frozen, Mutable, compile_maker, frozen
 
 __all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
 

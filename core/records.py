@@ -13,6 +13,7 @@ generated class does (``tests/test_records.py`` holds every such class to a gene
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, Field, FrozenInstanceError, field, make_dataclass
 from dataclasses import fields as dataclasses_fields
 from dataclasses import replace as dataclass_replace
@@ -173,6 +174,22 @@ def field_defaults(cls: type) -> dict[str, Any]:
     if issubclass(cls, Frozen):
         return {name: cls._defaults.get(name, MISSING) for name in cls._names}
     return {f.name: f.default for f in dataclasses_fields(cls)}
+
+
+def compile_maker(cls: type) -> Callable[..., Any]:
+    """``make(field1, field2, ...)``: a positional constructor for a frozen slots record
+    that fills the slots directly (``__init__`` goes through ``object.__setattr__`` once
+    per field and checks its arguments); for readers that build a record per line."""
+    setters = tuple(getattr(cls, name).__set__ for name in field_defaults(cls))
+    new = object.__new__
+
+    def make(*values: Any) -> Any:
+        obj = new(cls)
+        for setter, value in zip(setters, values, strict=True):
+            setter(obj, value)
+        return obj
+
+    return make
 
 
 def replace(record: _T, /, **changes: Any) -> _T:

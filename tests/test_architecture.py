@@ -197,3 +197,56 @@ def test_no_c_but_the_one_accelerator() -> None:
     roots = ("core", "converters", "plugins", "scripts", "bench")
     sources = sorted(str(p.relative_to(REPO)) for root in roots for p in (REPO / root).rglob("*.[ch]"))
     assert sources == ["core/_speedups.c"]
+
+
+# The layers, top down: each imports only from layers below it (and from the unranked
+# modules: the IR, records, errors, output...), never from above.
+LAYERS = {
+    "piconv.__main__": 4,
+    "piconv.cli": 4,
+    "piconv.clicommands": 4,
+    "piconv.cliparse": 4,
+    "piconv.redaction.cli": 4,
+    "piconv.bulk.cli": 4,
+    "piconv.bulk": 3,
+    "piconv.api": 2,
+    "piconv.registry": 1,
+    "piconv.plugins": 1,
+    "piconv.nametable": 1,
+}
+PLUGINS = ("piconv.pi", "piconv.converters", "piconv.redaction")
+"""Readers, filters and formats register from beside the layers: they may use the
+registry's declarations (layer 1), nothing above it."""
+
+
+def _rank(module: str) -> int:
+    for prefix, rank in LAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return rank
+    if any(module == p or module.startswith(p + ".") for p in PLUGINS):
+        return 1
+    return 0
+
+
+def test_layers_run_one_way() -> None:
+    graph = _import_graph()
+    upward = sorted(
+        f"{mod} -> {dep}"
+        for mod, deps in graph.items()
+        for dep in deps
+        if dep != "piconv" and _rank(dep) > _rank(mod) and not dep.startswith(mod + ".")
+    )
+    assert upward == []
+
+
+def test_a_writer_never_imports_a_reader() -> None:
+    """pandoc's separation: a format's writing and reading meet only in the IR."""
+    graph = _import_graph()
+
+    def reads(mod: str) -> bool:
+        return mod == "piconv.pi.read" or (".read." in mod + "." and mod.startswith("piconv.converters."))
+
+    writers = [m for m in graph if m.startswith("piconv.converters.") and not reads(m)]
+    assert {
+        m: sorted(d for d in graph[m] if reads(d)) for m in writers if any(reads(d) for d in graph[m])
+    } == {}

@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 import piconv
 import pytest
-from piconv import Report, reader
+from piconv import Report
+from piconv import jsonl as reader
 from piconv.converters.markdown import blocks, checker, render, write, writer
 from piconv.converters.markdown import escape as esc
 from piconv.converters.markdown.images import Images

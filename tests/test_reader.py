@@ -14,7 +14,7 @@ import pytest
 from conftest import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piconv import reader
+from piconv import jsonl as reader
 from piconv.jsonl import MAX_LINE_BYTES, ReadResult, Record, iter_lines, read_records
 from piconv.problems import INFO_CODES, PROBLEM_CODES, READER_CODES, Problem
 
@@ -505,7 +505,7 @@ def test_mutated_corpus_lines_are_accounted_for(case, recover):
 
 def test_reader_codes_are_declared():
     # Every code the reader can emit is a literal in its source; each must be declared.
-    source = (REPO / "core" / "reader.py").read_text(encoding="utf-8")
+    source = (REPO / "core" / "jsonl.py").read_text(encoding="utf-8")
     emitted = set(re.findall(r'Problem\(\s*\w+,\s*"([a-z0-9-]+)"', source))
     emitted |= set(re.findall(r'"(line-too-long|crlf)"', source))
     assert emitted == set(READER_CODES)

@@ -16,7 +16,7 @@ import pytest
 from conftest import SHARED, SHARED_MISSING
 from hypothesis import given
 from hypothesis import strategies as st
-from piconv import reader
+from piconv import jsonl as reader
 from piconv.jsonl import read_records
 from test_reader import (
     ENTRY,
