@@ -1,6 +1,6 @@
 """piconv's speed where users are, measured end to end as a user runs it.
 
-    python bench/run.py [--runs 7] [--only startup,formats,read,export,large,redact] [--python PY]
+    python bench/run.py [--runs 7] [--only startup,formats,read,export,redact,baseline] [--python PY]
 
 Every figure is a whole ``piconv`` process. A ratio comes from paired runs (A, B, A, B, ...)
 taken one pair at a time and is the median of the pairs' ratios, so a machine whose speed
@@ -19,10 +19,9 @@ drifts during the run still gives a fair figure.
   more (goal: at least 2x faster). Needs the pi oracle (``python tests/oracle/run.py
   --install``); pi rewrites an old session when it loads it, so it gets a fresh copy
   before every run, outside the timed region.
-- **large**: each format on a generated 100 MB session in one process: wall time and peak
-  memory against the input size (goal for asf, written as it is read: within 2x), and,
-  with ``--baseline PY``, the same command under another installation's interpreter
-  (e.g. an older piconv) paired with this one.
+- **baseline** (asked for by name, with ``--baseline PY``): each format on the two sessions
+  of **formats**, and ``--redact`` to html and pi, this installation paired with another
+  one's interpreter (an earlier piconv), on CPU time (goal: at most 1.25x).
 
 - **redact**: what ``--redact`` costs: each format on the two sessions of **formats**,
   ``piconv FILE --to FMT --redact`` paired with the same command without ``--redact``, the
@@ -259,36 +258,34 @@ def export(python: str, runs: int, out: Path) -> list[dict[str, object]]:
     return rows
 
 
-def large(python: str, runs: int, out: Path, baseline: str | None) -> list[dict[str, object]]:
-    source = generated(100, "generated-100mb.jsonl")
-    size_mib = source.stat().st_size / (1 << 20)
+BASELINE_GOAL = 1.25
+
+
+def baseline(python: str, runs: int, out: Path, other: str | None) -> list[dict[str, object]]:
+    """Each format (and ``--redact`` to html and pi) on the two sessions of formats, this
+    installation paired with another one's (``--baseline PY``: an earlier piconv), on CPU time."""
+    if not other:
+        raise SystemExit("the baseline section needs --baseline PY (another installation's interpreter)")
     rows = []
-    for fmt, ext in FORMATS.items():
-        cmd = piconv(python, str(source), "--to", fmt, "-o", str(out / f"large{ext}"), "-q")
-        if baseline:
-            old = piconv(
-                baseline, str(source), "--to", fmt, "-o", str(out / f"large-old{ext}"), "-q", "--jobs", "1"
+    cases = [(fmt, ext, ()) for fmt, ext in FORMATS.items()]
+    cases += [("html", ".html", ("--redact",)), ("pi", ".jsonl", ("--redact",))]
+    for source in sessions():
+        for fmt, ext, extra in cases:
+            new = piconv(python, str(source), "--to", fmt, *extra, "-o", str(out / f"new{ext}"), "-q")
+            old = piconv(other, str(source), "--to", fmt, *extra, "-o", str(out / f"old{ext}"), "-q")
+            m = paired(new, old, max(runs, 9), cpu=True)
+            rows.append(
+                {
+                    "what": f"{source.name} --to {fmt}{' ' + ' '.join(extra) if extra else ''}",
+                    "value": round(m["ratio"], 2),
+                    "unit": "x baseline (cpu)",
+                    "spread": f"{m['ratio_min']:.2f}-{m['ratio_max']:.2f}",
+                    "cpu_ms": round(m["a_s"] * 1000, 1),
+                    "baseline_cpu_ms": round(m["b_s"] * 1000, 1),
+                    "goal": f"<= {BASELINE_GOAL}",
+                    "ok": m["ratio"] <= BASELINE_GOAL,
+                }
             )
-            m = paired(cmd, old, runs)
-        else:
-            m = {
-                "a_s": statistics.median(run_once(cmd)[0] for _ in range(runs)),
-                "peak_mib": run_once(cmd)[2],
-            }
-        row: dict[str, object] = {
-            "what": f"100 MB --to {fmt}",
-            "value": round(m["a_s"], 2),
-            "unit": "s",
-            "peak_x_input": round(m["peak_mib"] / size_mib, 2),
-        }
-        if baseline:
-            row.update(
-                baseline_s=round(m["b_s"], 2),
-                ratio=round(m["ratio"], 2),
-                goal="ratio <= 1",
-                ok=m["ratio"] <= 1.0,
-            )
-        rows.append(row)
     return rows
 
 
@@ -306,9 +303,9 @@ def show(title: str, rows: list[dict[str, object]]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--only", default="startup,formats,read,export,large,redact")
+    parser.add_argument("--only", default="startup,formats,read,export,redact")
     parser.add_argument("--python", default=sys.executable, help="the interpreter piconv is installed for")
-    parser.add_argument("--baseline", help="with large: another installation's interpreter to pair against")
+    parser.add_argument("--baseline", help="the baseline section: another installation's interpreter")
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args(argv)
     out = CACHE / "out"
@@ -318,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "formats": lambda: formats(args.python, args.runs, out),
         "read": lambda: read(args.python, args.runs, out),
         "export": lambda: export(args.python, args.runs, out),
-        "large": lambda: large(args.python, max(1, args.runs // 3), out, args.baseline),
+        "baseline": lambda: baseline(args.python, args.runs, out, args.baseline),
         "redact": lambda: redact(args.python, args.runs, out),
     }
     print(machine())

@@ -1,4 +1,4 @@
-"""pi → ASF → pi gives back every line's JSON value (the asf reader, converters/asf/reading.py).
+"""pi → ASF → pi gives back every line's JSON value (the asf reader, converters/asf/read/document.py).
 
 For every corpus file (and the hostile sessions below) the session is converted to ASF
 through piconv's API, the ASF bytes alone are read back (the format detected) and

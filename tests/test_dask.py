@@ -143,13 +143,13 @@ def test_a_worker_on_another_piconv_version_stops_the_run_before_any_task(
     client: Any, sessions: Path, tmp_path: Path
 ) -> None:
     _on_workers(
-        client, "import piconv; piconv._real_version = piconv.__version__; piconv.__version__ = '0.0.1-other'"
+        client, "import piconv.version as v; v._real_version = v.__version__; v.__version__ = '0.0.1-other'"
     )
     try:
         with pytest.raises(PluginError) as caught:
             run_bulk(str(sessions), str(tmp_path / "out"), ["ir"], client=client, quiet=True)
     finally:
-        _on_workers(client, "import piconv; piconv.__version__ = piconv._real_version")
+        _on_workers(client, "import piconv.version as v; v.__version__ = v._real_version")
     message = str(caught.value)
     assert "Dask workers differ from this client" in message
     assert message.count("has piconv 0.0.1-other, the client ") == 2  # both workers named
