@@ -174,6 +174,9 @@ def _run(task: Task, result: dict[str, Any]) -> None:
                 targets = [(spec.rel_out, spec.options.get("leaf"))]
             for rel_out, leaf in targets:
                 final = safe_join(task.outdir, rel_out, guard)
+                # Made before converting, as a single conversion's -o needs it: a format
+                # writes its files beside its output (Markdown's images) while converting.
+                output_directory(final, task.outdir, guard)
                 buffer = io.BytesIO()
                 options = {**spec.options, "output_path": final, "leaf": leaf}
                 with folders_kept_out_of(guard):  # a format's files beside its output too
@@ -280,14 +283,22 @@ def _occupant(path: str, size: int | None = None) -> tuple[bool, bytes | None]:
         return True, fh.read()
 
 
+def output_directory(final: str, outdir: str, guard: str | None = None) -> str:
+    """The directory ``final`` goes in, made if missing and checked again once made
+    (:func:`safe_join`): a symlink planted meanwhile cannot send what is written there
+    outside OUTDIR or into the input tree (``guard``). Returns it."""
+    directory = os.path.dirname(final)
+    os.makedirs(directory, exist_ok=True)
+    safe_join(outdir, os.path.relpath(final, os.path.realpath(outdir)).replace(os.sep, "/"), guard)
+    return directory
+
+
 def write_atomic(final: str, data: bytes | memoryview, outdir: str, guard: str | None = None) -> None:
     """Write ``data`` to a temporary file beside ``final`` and rename it over ``final``.
     The directory is re-checked after it is created, so a symlink planted between the
     path check and the write still cannot redirect the output outside OUTDIR or into
     the input tree (``guard``). An existing regular file keeps its mode."""
-    directory = os.path.dirname(final)
-    os.makedirs(directory, exist_ok=True)
-    safe_join(outdir, os.path.relpath(final, os.path.realpath(outdir)).replace(os.sep, "/"), guard)
+    directory = output_directory(final, outdir, guard)
     try:
         info = os.lstat(final)
         mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
