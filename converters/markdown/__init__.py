@@ -7,7 +7,7 @@ Modules: :mod:`.writer` (the document), :mod:`.render` (entries to Markdown),
 :mod:`.headings` (what a heading says), :mod:`.notes` (settings, bookmarks, summaries,
 system prompts), :mod:`.blocks` (the shapes of blocks), :mod:`.tools` (tool calls), :mod:`.escape` (text safety), :mod:`.frontmatter`,
 :mod:`.images`, :mod:`.tree` (branches); the check of an output: :mod:`.checker` (whole
-documents and streams), :mod:`.fmcheck` (the front matter's schema), :mod:`.body` (the
+documents and streams), :mod:`.frontmatter_schema` (the front matter's schema), :mod:`.body` (the
 structural checks), :mod:`.tokens` (the parser), :mod:`.sections` and :mod:`.regions`
 (the body cut into sections, and what a section may leave out).
 """

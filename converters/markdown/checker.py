@@ -1,7 +1,7 @@
 """The Markdown checker: parses an output as CommonMark and checks its structure.
 
 The front matter must be in the subset :mod:`.frontmatter` writes and valid against its
-schema (:mod:`.fmcheck`); the body must pass the checks of :mod:`.body`.
+schema (:mod:`.frontmatter_schema`); the body must pass the checks of :mod:`.body`.
 
 :func:`check` (and :class:`Stream`, which the writer feeds as it writes) parses the body a
 section at a time (see :mod:`.sections`), so memory holds the largest section, not the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import fmcheck, frontmatter
+from . import frontmatter, frontmatter_schema
 from .body import MAX_PROBLEMS, Body
 from .regions import closer
 from .sections import FENCE_CONTENT, Section, Splitter, elide, whole
@@ -203,7 +203,7 @@ class Stream:
         except frontmatter.FrontMatterError as exc:
             self.result = [f"front matter: {exc}"]
             return False
-        problems = fmcheck.problems(fm)
+        problems = frontmatter_schema.problems(fm)
         if problems:
             self.result = problems
             return False
@@ -299,7 +299,7 @@ def check_whole(data: bytes) -> list[str]:
         fm = frontmatter.parse(fm_lines)
     except frontmatter.FrontMatterError as exc:
         return [f"front matter: {exc}"]
-    problems = fmcheck.problems(fm)
+    problems = frontmatter_schema.problems(fm)
     if problems:
         return problems
     lines = text.split("\n")[body_start:]
