@@ -38,6 +38,7 @@ _EXPORTS = {
     "RedactOptions": "redaction.api",
     "Filter": "filters",
     "session_facts": "facts",
+    "ListedSession": "listing",
     "Converter": "registry",
     "Option": "registry",
     "Report": "report",
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl
+    from .listing import ListedSession as ListedSession
     from .output import write_into_folder as write_into_folder
     from .readers import Reader as Reader
     from .redaction.api import RedactOptions as RedactOptions

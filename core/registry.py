@@ -10,7 +10,7 @@ never fatal: each is kept in :attr:`Registry.failures` and issued once as a
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from .errors import PluginError
@@ -19,6 +19,7 @@ from .records import Frozen, frozen
 if TYPE_CHECKING:
     from .filters import Filter
     from .ir import Document
+    from .listing import ListedSession
     from .plugins import PluginInfo
     from .readers import Reader
     from .report import Report
@@ -107,6 +108,23 @@ class Archive(Protocol):
         """The best ``limit`` hits for ``query`` (``piconv search``)."""
 
 
+class IndexPage(Protocol):
+    """A format's page for a directory run: one file at the top of the output directory
+    listing the run's sessions (see docs/plugins.md)."""
+
+    file_name: str
+    """The page's name at the top of the output directory."""
+
+    def render(self, projects: Mapping[str, Sequence[ListedSession]], output_dir: str) -> bytes:
+        """The page: ``projects`` maps each project's name (sorted case-insensitively) to
+        its sessions with an output of this format, newest first; ``output_dir`` is the
+        directory the page is written to (its links are relative to it)."""
+
+    def owns(self, existing: bytes) -> bool:
+        """Whether ``existing``, the bytes of a file at the page's place, is a page this
+        format wrote (then it is replaced; any other file stays, unless ``--overwrite``)."""
+
+
 @frozen
 class Converter(Frozen):
     """An output format.
@@ -135,6 +153,8 @@ class Converter(Frozen):
       conversion from a file then holds one entry at a time, not the whole document.
     - ``archive``: optional; an :class:`Archive`: a directory run writes this format as
       one file for the whole archive (a database) instead of one output per session.
+    - ``index``: optional; an :class:`IndexPage`: a directory run writes this format's
+      page listing its sessions at the top of the output directory.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -152,6 +172,7 @@ class Converter(Frozen):
     takes_leaf: bool = True
     write_stream: StreamWriteFunction | None = None
     archive: Archive | None = None
+    index: IndexPage | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

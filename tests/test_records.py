@@ -12,12 +12,12 @@ import sys
 from typing import ClassVar
 
 import pytest
-from piconv import ir, plugins, problems, reader, readers, records, registry
+from piconv import ir, listing, plugins, problems, reader, readers, records, registry
 
 NODES = sorted(
     (
         c
-        for module in (ir, plugins, problems, reader, readers, registry)
+        for module in (ir, listing, plugins, problems, reader, readers, registry)
         for c in vars(module).values()
         if isinstance(c, type) and issubclass(c, records.Frozen) and c not in (records.Frozen, ir.Node)
     ),
