@@ -39,6 +39,7 @@ _EXPORTS = {
     "session_facts": "facts",
     "Converter": "outputformat",
     "Option": "outputformat",
+    "ListedSession": "facts",
     "Report": "report",
     "hookimpl": "hookspecs",
     "PLUGIN_API_VERSION": "hookspecs",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .errors import PluginError as PluginError
     from .errors import UsageError as UsageError
     from .errors import ValidationFailed as ValidationFailed
+    from .facts import ListedSession as ListedSession
     from .facts import session_facts as session_facts
     from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION

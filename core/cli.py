@@ -332,15 +332,9 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         filters=steps,
     )
     if ns.report:
-        from .jsonio import dumps
+        from .reportfile import write_report
 
-        data = dumps(report.to_json(), indent=True) + b"\n"
-        if ns.report == "-":
-            sys.stderr.buffer.write(data)
-        else:
-            from .output import write_file
-
-            write_file(ns.report, data, inputs=[] if ns.input == "-" else [ns.input])
+        write_report(ns.report, report.to_json(), ns.input)
     if not ns.quiet:
         _say(f"piconv: {report.summary()}")
     return 0

@@ -4,12 +4,40 @@ of formats and plugins, ``inspect``, ``validate`` and ``search``."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from .cliparse import UsageParser, add_format_options, one_shot
 from .errors import PluginError, UsageError
+
+# Converters name their mapping document as a path of the source tree
+# (``docs/formats/asf.md``). The documents under ``docs/`` ship inside the package
+# (``piconv/docs/``), so an installed piconv points at its own copy; a checkout points at
+# its ``docs/`` folder. Anything else a plugin names (its README, a URL) is left as it is.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def locate_doc(doc: str) -> str | None:
+    """The file ``doc`` (``docs/...``) names on this machine, or None when it is not one
+    of piconv's documents or cannot be found."""
+    if not doc.startswith("docs/") or ".." in doc.split("/"):
+        return None
+    rel = doc.split("/")[1:]
+    for base in (
+        os.path.join(_HERE, "docs"),  # installed: piconv/docs/
+        os.path.join(os.path.dirname(_HERE), "docs"),  # a checkout: core/ beside docs/
+    ):
+        path = os.path.join(base, *rel)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def shown_doc(doc: str) -> str:
+    """``doc`` as a reader can open it: the local file when there is one."""
+    return locate_doc(doc) or doc
 
 
 def help_format(name: str) -> int:
@@ -21,15 +49,13 @@ def help_format(name: str) -> int:
     )
     add_format_options(parser, [conv])
     parser.print_help()
-    from .docpath import shown
 
-    print(f"\nmapping document: {shown(conv.mapping_doc)}")
+    print(f"\nmapping document: {shown_doc(conv.mapping_doc)}")
     return 0
 
 
 def list_formats(as_json: bool) -> int:
     from .api import formats, input_formats
-    from .docpath import locate
 
     inputs = [
         {
@@ -41,7 +67,7 @@ def list_formats(as_json: bool) -> int:
             "distribution": r.distribution,
             "version": r.version,
             "mapping_doc": r.mapping_doc,
-            "mapping_doc_path": locate(r.mapping_doc),
+            "mapping_doc_path": locate_doc(r.mapping_doc),
         }
         for r in input_formats()
     ]
@@ -56,7 +82,7 @@ def list_formats(as_json: bool) -> int:
             "distribution": c.distribution,
             "version": c.version,
             "mapping_doc": c.mapping_doc,
-            "mapping_doc_path": locate(c.mapping_doc),
+            "mapping_doc_path": locate_doc(c.mapping_doc),
             "options": [o.flag for o in c.options],
         }
         for c in formats()

@@ -2,7 +2,9 @@
 
 One definition for every place that lists sessions (the directory run's index, the
 ``sqlite`` format's ``sessions`` table), public as :func:`piconv.session_facts` so a
-converter reaches it through the public API.
+converter reaches it through the public API; :class:`ListedSession` is one session as a
+format's index page gets it (the run keeps the facts in its manifest and hands them to
+the formats that declare a page, ``Converter.index``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .ir import (
     UserMessage,
     total_tokens,
 )
+from .records import Frozen, frozen
 
 TITLE_CHARS = 200
 
@@ -126,3 +129,37 @@ def session_facts(doc: Document, source_path: str | None = None) -> dict[str, An
         "tokens": tokens,
         "cost": round(cost, 10),
     }
+
+
+@frozen
+class ListedSession(Frozen):
+    """One session on an index page, with the link to the format's output of it.
+
+    - ``project``: the project it belongs to (:func:`piconv.facts.project_name`).
+    - ``title``: its name, else its first prompt, else its file name; one line, at most
+      120 characters (a longer one ends with ``…``).
+    - ``file``: the session file's name.
+    - ``output``: the output's path below the output directory, ``/``-separated.
+    - ``link``: the same as a relative URL from the page (``./a%20b/c.html``): each
+      component percent-encoded, so any name is an inert path.
+    - ``cwd``: the session's working directory, or None.
+    - ``created`` / ``updated``: time stamps as recorded (ISO 8601, UTC), or ``""``.
+    - ``models``: ``provider/model`` names in order of first use.
+    - ``turns`` (user messages), ``tokens``, ``cost``: totals over the whole file.
+    - ``failed``: the last conversion of the session failed (the output listed is an
+      earlier one).
+    """
+
+    project: str
+    title: str
+    file: str
+    output: str
+    link: str
+    cwd: str | None
+    created: str
+    updated: str
+    models: tuple[str, ...]
+    turns: int
+    tokens: int
+    cost: float
+    failed: bool

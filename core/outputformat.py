@@ -4,12 +4,13 @@ provides. The registry (:mod:`piconv.registry`) keeps the registered ones."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from .records import Frozen, frozen
 
 if TYPE_CHECKING:
+    from .facts import ListedSession
     from .ir import Document
     from .report import Report
 
@@ -61,6 +62,23 @@ class ArchiveStore(Protocol):
         ``add`` and ``close`` may open it again."""
 
 
+class IndexPage(Protocol):
+    """A format's page for a directory run: one file at the top of the output directory
+    listing the run's sessions (see docs/plugins.md)."""
+
+    file_name: str
+    """The page's name at the top of the output directory."""
+
+    def render(self, projects: Mapping[str, Sequence[ListedSession]], output_dir: str) -> bytes:
+        """The page: ``projects`` maps each project's name (sorted case-insensitively) to
+        its sessions with an output of this format, newest first; ``output_dir`` is the
+        directory the page is written to (its links are relative to it)."""
+
+    def owns(self, existing: bytes) -> bool:
+        """Whether ``existing``, the bytes of a file at the page's place, is a page this
+        format wrote (then it is replaced; any other file stays, unless ``--overwrite``)."""
+
+
 class Archive(Protocol):
     """What a format needs for a directory run to write it as one file (see docs/plugins.md).
 
@@ -110,6 +128,8 @@ class Converter(Frozen):
       whole tree, for which a ``leaf`` is refused with :class:`piconv.UsageError`.
     - ``archive``: optional; an :class:`Archive`: a directory run writes this format as
       one file for the whole archive (a database) instead of one output per session.
+    - ``index``: optional; an :class:`IndexPage`: a directory run writes this format's
+      page listing its sessions at the top of the output directory.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -126,6 +146,7 @@ class Converter(Frozen):
     checks_while_writing: bool = False
     takes_leaf: bool = True
     archive: Archive | None = None
+    index: IndexPage | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

@@ -16,6 +16,7 @@ CONVERTER_MAY_IMPORT = {
     "piconv",
     "piconv.ir",
     "piconv.registry",
+    "piconv.outputformat",
     "piconv.report",
     "piconv.validation",
     "piconv.hookspecs",

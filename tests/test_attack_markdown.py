@@ -93,22 +93,25 @@ def test_the_text_reads_the_same(text: str) -> None:
 
 
 def test_the_directory_index_in_markdown_keeps_titles_inert(tmp_path: object) -> None:
-    from piconv.bulk.index import render_markdown
+    from piconv import ListedSession
+    from piconv.converters.markdown.index import page
 
-    row = {
-        "title": "http://x<b onmouseover=alert(1)>t",
-        "href": "./s.md",
-        "file": "s.jsonl",
-        "cwd": "www.x<b onclick=alert(1)>",
-        "created": "",
-        "updated": "",
-        "models": "https://m<img src=x onerror=alert(1)>",
-        "turns": 1,
-        "tokens": 1,
-        "cost": 0.0,
-        "failed": False,
-    }
-    text = render_markdown({"http://p<b onclick=alert(1)>": [row]})
+    row = ListedSession(
+        project="http://p<b onclick=alert(1)>",
+        title="http://x<b onmouseover=alert(1)>t",
+        link="./s.md",
+        output="s.md",
+        file="s.jsonl",
+        cwd="www.x<b onclick=alert(1)>",
+        created="",
+        updated="",
+        models=("https://m<img src=x onerror=alert(1)>",),
+        turns=1,
+        tokens=1,
+        cost=0.0,
+        failed=False,
+    )
+    text = page({row.project: [row]})
     html = cmarkgfm.github_flavored_markdown_to_html(text, options=Options.CMARK_OPT_UNSAFE)
     audit = TagAudit()
     audit.feed(html)

@@ -8,9 +8,13 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import cmarkgfm
 import pytest
+from cmarkgfm.cmark import Options
+from piconv import ListedSession
 from piconv.bulk import run_bulk
-from piconv.bulk.index import render_markdown, write_index
+from piconv.bulk.index import write_index
+from piconv.converters.markdown.index import page as markdown_page
 from piconv.registry import get_registry
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -140,7 +144,7 @@ def test_index_drops_removed_outputs_and_marks_failures(tmp_path: Path) -> None:
             "meta": {"name": "named | session", "cost": 1.5},
         },
     ]
-    write_index("html", records, str(out))
+    write_index(get_registry().get("html").index, "html", records, str(out))
     html = (out / "index.html").read_text()
     assert "2026-01-03_s3" not in html  # its output is gone: no dead link
     assert "2026-01-01_s1.jsonl" in html  # no name, no prompt recorded: the file name
@@ -148,30 +152,38 @@ def test_index_drops_removed_outputs_and_marks_failures(tmp_path: Path) -> None:
 
 
 def test_markdown_index(tmp_path: Path) -> None:
-    md = render_markdown(
+    md = markdown_page(
         {
             "--p--": [
-                {
-                    "href": "./--p--/a%20b.md",
-                    "title": "fix [it](javascript:x) | *now* <b>",
-                    "file": "a b.jsonl",
-                    "cwd": "/w/p",
-                    "created": "2026-01-01",
-                    "updated": "2026-01-02",
-                    "models": "faux/faux-coder",
-                    "turns": 2,
-                    "tokens": 1234,
-                    "cost": 0.5,
-                    "failed": False,
-                }
+                ListedSession(
+                    project="--p--",
+                    link="./--p--/a%20b.md",
+                    output="--p--/a b.md",
+                    title="fix [it](javascript:x) | *now* <b> (see http://x<i>)",
+                    file="a b.jsonl",
+                    cwd="/w/p",
+                    created="2026-01-01",
+                    updated="2026-01-02",
+                    models=("faux/faux-coder",),
+                    turns=2,
+                    tokens=1234,
+                    cost=0.5,
+                    failed=False,
+                )
             ]
         }
     )
     assert md.startswith("# pi sessions\n")
     assert "## \\-\\-p\\-\\-" not in md and "## --p--" in md
     row = next(line for line in md.splitlines() if line.startswith("| ["))
-    # "<" as &lt;: a GFM autolink before it would take a backslash (test_attack_markdown.py)
-    assert row.startswith("| [fix \\[it\\]\\(javascript:x\\) \\| \\*now\\* &lt;b\\>](<./--p--/a%20b.md>)")
+    # the Markdown format's own escape (converters/markdown/escape.py): every character
+    # with a meaning inside a line, an autolink's "://" among them (test_attack_markdown.py)
+    assert row.startswith(
+        "| [fix \\[it\\](javascript:x) \\| \\*now\\* \\<b\\> (see http\\://x\\<i\\>)](<./--p--/a%20b.md>)"
+    )
+    html = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    link = '<a href="./--p--/a%20b.md">fix [it](javascript:x) | *now* &lt;b&gt; (see http://x&lt;i&gt;)</a>'
+    assert f"<td>{link}</td>" in html  # the title shows as typed, in its cell
     assert "| 2 | 1,234 | $0.5000 |" in row
     assert row.count(" | ") == 6  # the title's pipe is escaped, the table keeps its columns
 

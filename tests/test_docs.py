@@ -10,7 +10,7 @@ from conftest import REPO
 from piconv import hookspecs
 from piconv.inputformat import Reader
 from piconv.problems import PROBLEM_CODES
-from piconv.registry import Converter, build_registry
+from piconv.registry import Archive, ArchiveStore, Converter, IndexPage, build_registry
 
 PLUGINS_DOC = (REPO / "docs" / "plugins.md").read_text()
 
@@ -34,6 +34,40 @@ def test_every_hook_is_documented_with_its_full_signature(hook: str) -> None:
 )
 def test_every_converter_field_is_documented(field: str) -> None:
     assert f"| `{field}` |" in PLUGINS_DOC
+
+
+def _methods(protocol: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(member)
+        for name, member in vars(protocol).items()
+        if callable(member) and not name.startswith("_")
+    }
+
+
+def _call(name: str, signature: inspect.Signature) -> str:
+    """``name(a, b=1)``: the parameters after ``self``, defaults as written in Python."""
+    params = list(signature.parameters.values())[1:]
+    shown = [p.name if p.default is inspect.Parameter.empty else f"{p.name}={p.default!r}" for p in params]
+    return f"{name}({', '.join(shown)})"
+
+
+def test_every_index_page_member_is_documented_with_its_full_signature() -> None:
+    section = PLUGINS_DOC.split("### Index pages", 1)[1].split("\n### ", 1)[0]
+    methods = _methods(IndexPage)
+    assert set(methods) == {"render", "owns"}
+    for name, signature in methods.items():
+        assert f"`{_call(name, signature)} -> {signature.return_annotation}`" in section
+    for name, annotation in IndexPage.__annotations__.items():
+        assert f"`{name}: {annotation}`" in section
+
+
+@pytest.mark.parametrize("protocol", [Archive, ArchiveStore])
+def test_every_archive_method_is_documented_with_its_parameters(protocol: type) -> None:
+    section = PLUGINS_DOC.split("### Archive formats", 1)[1].split("\n### ", 1)[0]
+    methods = _methods(protocol)
+    assert methods
+    for name, signature in methods.items():
+        assert _call(name, signature) in section
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,13 @@ highlight.js the page embeds. See docs/formats/html.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from piconv import Converter, Report, hookimpl
 
 if TYPE_CHECKING:
+    from piconv import ListedSession
     from piconv.ir import Document
 
 
@@ -28,6 +29,24 @@ def check(data: bytes) -> list[str]:
     return check_page(data)
 
 
+class IndexPage:
+    """The directory run's ``index.html`` (:mod:`.index`, imported when a run writes it)."""
+
+    file_name = "index.html"
+
+    @staticmethod
+    def render(projects: Mapping[str, Sequence[ListedSession]], output_dir: str) -> bytes:
+        from .index import render
+
+        return render(projects, output_dir)
+
+    @staticmethod
+    def owns(existing: bytes) -> bool:
+        from .index import owns
+
+        return owns(existing)
+
+
 @hookimpl
 def register_converters(register: Any) -> None:
     register(
@@ -41,5 +60,6 @@ def register_converters(register: Any) -> None:
             # The page checks its body piece by piece as it writes it, so it is not read back.
             checks_while_writing=True,
             mapping_doc="docs/formats/html.md",
+            index=IndexPage(),
         )
     )

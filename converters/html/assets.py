@@ -48,26 +48,35 @@ def script(languages: Iterable[str] = ()) -> str:
     return _script(tuple(languages))
 
 
-def csp(script_source: str) -> str:
+def csp(script_source: str, style_source: str | None = None) -> str:
+    """The policy allowing exactly ``script_source`` and ``style_source`` (default: the
+    session page's style)."""
     return (
         "default-src 'none'; "
         f"script-src {_hash(script_source)}; "
-        f"style-src {_hash(style())}; "
+        f"style-src {_hash(style() if style_source is None else style_source)}; "
         "img-src data:; "
         "base-uri 'none'; form-action 'none'"
     )
 
 
-def head(title_html: str, script_source: str) -> str:
+GENERATOR = '<meta name="generator" content="piconv">'
+"""Names piconv as a page's writer: what tells a file at a page's place as piconv's."""
+
+
+def head(title_html: str, script_source: str, style_source: str | None = None) -> str:
+    """The page up to ``<body>``: the CSP first, piconv named as the generator (what
+    tells a page as piconv's), the title and the style (default: the session page's)."""
+    style_source = style() if style_source is None else style_source
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp(script_source)}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp(script_source, style_source)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark">'
-        '<meta name="generator" content="piconv">'
+        f"{GENERATOR}"
         f"<title>{title_html}</title>"
-        f"<style>{style()}</style>"
+        f"<style>{style_source}</style>"
         "</head><body>"
     )
 

@@ -14,13 +14,13 @@ structural checks), :mod:`.tokens` (the parser), :mod:`.sections` and :mod:`.reg
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from piconv import Converter, Option, hookimpl
 
 if TYPE_CHECKING:
-    from piconv import Report
+    from piconv import ListedSession, Report
     from piconv.ir import Document
 
 
@@ -52,6 +52,24 @@ OPTIONS = (
 )
 
 
+class IndexPage:
+    """The directory run's ``index.md`` (:mod:`.index`, imported when a run writes it)."""
+
+    file_name = "index.md"
+
+    @staticmethod
+    def render(projects: Mapping[str, Sequence[ListedSession]], output_dir: str) -> bytes:
+        from .index import render
+
+        return render(projects, output_dir)
+
+    @staticmethod
+    def owns(existing: bytes) -> bool:
+        from .index import owns
+
+        return owns(existing)
+
+
 @hookimpl
 def register_converters(register: Callable[[Converter], None]) -> None:
     register(
@@ -66,5 +84,6 @@ def register_converters(register: Callable[[Converter], None]) -> None:
             aliases=("md",),
             options=OPTIONS,
             checks_while_writing=True,
+            index=IndexPage(),
         )
     )

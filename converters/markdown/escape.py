@@ -26,6 +26,8 @@ import functools
 import re
 from typing import Any
 
+from piconv.converters.common.htmlescape import escape as html_escape
+
 # -- code ------------------------------------------------------------------------------
 
 _BACKTICK_RUN = re.compile(r"`+")
@@ -136,15 +138,7 @@ def code_span(text: str, limit: int = 0) -> str:
 def summary_text(text: str, limit: int = 160) -> str:
     """Text for our ``<summary>`` lines. These sit in an HTML block, where Markdown is not
     parsed, so the text is HTML-escaped (quotes too) and kept on one line."""
-    text = one_line(text, limit)
-    # html.escape(text, quote=True), without importing the html package and its entity table
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&#x27;")
-    )
+    return html_escape(one_line(text, limit), apostrophe=True)
 
 
 # -- Markdown text -----------------------------------------------------------------------

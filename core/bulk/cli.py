@@ -12,7 +12,6 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     """Run a bulk conversion from the parsed arguments; 0 when every file converted
     (or was up to date), 1 (``SOME_FAILED``) when anything failed."""
     from ..api import get_format
-    from ..jsonio import dumps
     from .runner import run_bulk
     from .timelimit import DEFAULT_SECONDS
 
@@ -56,11 +55,9 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         selection=selection,
     )
     if ns.report:
-        data = dumps(summary.to_json(), indent=True) + b"\n"
-        if ns.report == "-":
-            sys.stderr.buffer.write(data)
-        else:
-            _write_report(ns.report, data, ns.input)
+        from ..reportfile import write_report
+
+        write_report(ns.report, summary.to_json(), ns.input)
     if not ns.quiet:
         sys.stderr.write(summary.render())
     if summary.fatal:
@@ -73,16 +70,3 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     from ..errors import SOME_FAILED
 
     return 0 if summary.ok else SOME_FAILED
-
-
-def _write_report(path: str, data: bytes, input_dir: str) -> None:
-    """The report file, never over a file of the input tree (a session, say)."""
-    import os
-
-    from ..errors import OutputError
-    from ..output import write_file
-
-    final, root = os.path.realpath(path), os.path.realpath(input_dir)
-    if os.path.exists(final) and final.startswith(root.rstrip(os.sep) + os.sep):
-        raise OutputError("is a file of the input directory: piconv never writes over its input", path=path)
-    write_file(path, data)

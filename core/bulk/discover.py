@@ -29,8 +29,10 @@ RESERVED_TOP_LEVEL = frozenset(
         "archive.metadata.json",
     }
 )
-"""Names the bulk run writes at the top of OUTDIR; a session's output never takes them
-(``--to pi`` of an input named ``.piconv-manifest.jsonl`` would replace the manifest)."""
+"""Names the bulk run writes at the top of OUTDIR (its own files, the built-in formats'
+pages and archive); a session's output never takes them (``--to pi`` of an input named
+``.piconv-manifest.jsonl`` would replace the manifest). A run adds the page names its
+formats declare (``Converter.index``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +148,13 @@ def _refuse(rel_dir: str, name: str, code: str, message: str) -> Refused:
     return Refused(_rel(rel_dir, name), code, message)
 
 
-def output_rel(rel: str, extension: str, tag: str | None = None) -> str:
+def output_rel(
+    rel: str, extension: str, tag: str | None = None, reserved: frozenset[str] = RESERVED_TOP_LEVEL
+) -> str:
     """The output's path below OUTDIR for input ``rel``: the same folders, the file's
     stem, ``.tag`` when several requested formats share an extension, then the
-    extension. Raises :class:`UnsafePath` for any component that could leave OUTDIR."""
+    extension; ``.session`` before them where the name is one of the ``reserved`` at the
+    top. Raises :class:`UnsafePath` for any component that could leave OUTDIR."""
     parts = rel.split("/")
     for part in parts:
         # os.walk never yields these, but this function is the gate: check, don't assume.
@@ -159,7 +164,7 @@ def output_rel(rel: str, extension: str, tag: str | None = None) -> str:
     stem = parts[-1][: -len(SUFFIX)] if parts[-1].endswith(SUFFIX) else parts[-1]
     ext = extension if extension.startswith(".") or not extension else "." + extension
     name = stem + (f".{tag}" if tag else "") + ext
-    if len(parts) == 1 and name in RESERVED_TOP_LEVEL:
+    if len(parts) == 1 and name in reserved:
         name = stem + ".session" + (f".{tag}" if tag else "") + ext
     return "/".join([*parts[:-1], name])
 

@@ -21,6 +21,7 @@ import orjson
 from ..output import plain_file
 from .archive import archive_result, close_stores, idle_stores, open_stores
 from .discover import (
+    RESERVED_TOP_LEVEL,
     OutputInInput,
     Refused,
     Source,
@@ -54,6 +55,9 @@ class _Format:
     archive: Any = None
     """The format's :class:`piconv.registry.Archive` when a directory run writes it as one
     file for the whole archive (a database), else None."""
+    index: Any = None
+    """The format's :class:`piconv.registry.IndexPage` when it has a page listing the
+    run's sessions, else None."""
 
 
 def _options_hash(options: Mapping[str, Any], validate: bool, recover_glued: bool) -> str:
@@ -109,7 +113,10 @@ def _formats(
         if filters:
             identity["filters"] = _filters_identity(filters)
         archive = getattr(conv, "archive", None)
-        out.append(_Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf), archive))
+        index = getattr(conv, "index", None)
+        out.append(
+            _Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf), archive, index)
+        )
     return out
 
 
@@ -328,11 +335,12 @@ def _plan(
     skipped = 0
     unsafe: list[Refused] = []
     guard = input_guard(real_in, outdir)
+    reserved = _reserved(fmts)
     planned: list[tuple[Source, dict[str, FormatSpec]]] = []
     for src in sources:
         try:
             specs = {
-                f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag), f.options)
+                f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag, reserved), f.options)
                 if f.archive is None
                 else FormatSpec(f.name, f.archive.file_name, f.options, archive=True, here=here)
                 for f in fmts
@@ -398,6 +406,13 @@ def _plan(
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe
+
+
+def _reserved(fmts: list[_Format]) -> frozenset[str]:
+    """The names a session's output never takes at the top of OUTDIR: the run's own files
+    and the pages its formats declare (a session ``index.jsonl`` goes to ``index.session.html``)."""
+    pages = {f.index.file_name for f in fmts if f.index is not None}
+    return RESERVED_TOP_LEVEL | {name for name in pages if isinstance(name, str)}
 
 
 def _claim_names(
@@ -519,13 +534,13 @@ def _record(
 def _write_indexes(
     manifest: Manifest, fmts: list[_Format], outdir: str, overwrite: bool, notes: list[str]
 ) -> list[str]:
-    from .index import INDEXED_FORMATS, NotOurIndex, write_index
+    from .index import IndexNotWritten, write_index
 
     written = []
     for fmt in fmts:
-        if fmt.name in INDEXED_FORMATS:
+        if fmt.index is not None:
             try:
-                written.append(write_index(fmt.name, manifest.records.values(), outdir, overwrite))
-            except NotOurIndex as exc:
+                written.append(write_index(fmt.index, fmt.name, manifest.records.values(), outdir, overwrite))
+            except IndexNotWritten as exc:
                 notes.append(str(exc))
     return written

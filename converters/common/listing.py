@@ -1,0 +1,42 @@
+"""What every index page says the same way, whatever its language: the totals of a list
+of sessions in one line, and a time stamp as a reader wants it.
+
+A format's index page (``Converter.index``) gets the run's sessions as
+:class:`piconv.ListedSession` records; the HTML and Markdown pages share these.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from piconv import ListedSession
+
+_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
+
+
+def readable_date(stamp: str) -> str:
+    """``2026-01-05T10:00:00.123Z`` as ``2026-01-05 10:00`` (the time stamps are UTC);
+    anything else as it is."""
+    match = _STAMP.match(stamp)
+    return f"{match.group(1)} {match.group(2)}" if match else stamp
+
+
+def totals_line(sessions: Iterable[ListedSession]) -> str:
+    """``2 sessions, 4 turns, 60 tokens, $0.01``: the sessions' count and totals."""
+    count = turns = tokens = 0
+    cost = 0.0
+    for s in sessions:
+        count += 1
+        turns += s.turns
+        tokens += s.tokens
+        cost += s.cost
+    counted = "1 session" if count == 1 else f"{count:,} sessions"
+    return f"{counted}, {turns:,} turns, {tokens:,} tokens, ${cost:,.2f}"
+
+
+def models_text(session: ListedSession) -> str:
+    """The session's models, comma-separated."""
+    return ", ".join(session.models)
