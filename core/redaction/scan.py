@@ -137,15 +137,13 @@ def _groups(strings: Sequence[str]) -> tuple[list[int], list[int], list[int]]:
     for index, string in enumerate(strings):
         if string.isascii():
             ascii_strings.append(index)
-        elif _WIDE_CHARACTER(string) is not None:
+        elif len(string.encode("utf-16-le", "surrogatepass")) > 2 * len(string):
+            # a character beyond U+FFFF is four bytes in UTF-16, any other two; a narrow
+            # string encodes by a plain copy, several times faster than searching it
             wide.append(index)
         else:
             narrow.append(index)
     return ascii_strings, narrow, wide
-
-
-_WIDE_CHARACTER = re.compile("[\U00010000-\U0010ffff]").search
-"""Finds a character beyond the first 65,536 (an emoji, say)."""
 
 
 class _Plan:
