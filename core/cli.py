@@ -57,14 +57,7 @@ exit codes:
 
 
 def _version_line() -> str:
-    """The version, and whether the optional C accelerator was built (``pip install``
-    goes on without it where there is no C compiler; see docs/performance.md)."""
-    if os.environ.get("PICONV_PURE_PYTHON"):
-        return f"piconv {__version__} (C accelerator: off, PICONV_PURE_PYTHON is set)"
-    import importlib.util
-
-    built = importlib.util.find_spec(f"{__package__}._speedups") is not None  # found, not imported
-    return f"piconv {__version__} (C accelerator: {'built' if built else 'not built: pure Python, slower'})"
+    return f"piconv {__version__}"
 
 
 def _main_parser() -> UsageParser:

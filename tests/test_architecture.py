@@ -1,7 +1,7 @@
 """The rules of the house, checked on the source: the core imports no converter; a
 converter imports only the IR, the registry API and ``piconv.converters.common`` (the list
 below, which docs/plugins.md states too), never the pi reader; no module-level import
-cycles; no C beyond the one optional accelerator."""
+cycles; no C of our own and no private interfaces of libraries or of CPython."""
 
 from __future__ import annotations
 
@@ -194,10 +194,67 @@ def test_the_pi_wing_is_a_plugin_like_any_other() -> None:
     assert {mod: deps for mod, deps in offenders.items() if deps} == {}
 
 
-def test_no_c_but_the_one_accelerator() -> None:
+def test_no_c_of_our_own() -> None:
     roots = ("core", "converters", "plugins", "scripts", "bench")
     sources = sorted(str(p.relative_to(REPO)) for root in roots for p in (REPO / root).rglob("*.[ch]"))
-    assert sources == ["core/_speedups.c"]
+    assert sources == []
+
+
+def _private_uses(path: Path) -> list[str]:
+    """Imports of private modules (``_sha2``) and private members of imported modules,
+    read as attributes or by name (``re2._Anchor``, ``getattr(re2, "_Anchor")``;
+    ``os._exit``, a documented function, is the one exception)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    modules: set[str] = set()
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                modules.add((alias.asname or alias.name).split(".")[0])
+                if any(part.startswith("_") for part in alias.name.split(".")):
+                    found.append(alias.name)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module != "__future__":
+            module = node.module or ""
+            names = [module, *(f"{module}.{a.name}" for a in node.names if a.name.startswith("_"))]
+            found.extend(n for n in names if any(part.startswith("_") for part in n.split(".")))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and f"{node.value.id}.{node.attr}" != "os._exit"
+        ):
+            found.append(f"{node.value.id}.{node.attr}")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in modules
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and node.args[1].value.startswith("_")
+            and not node.args[1].value.startswith("__")
+        ):
+            found.append(f"{node.args[0].id}.{node.args[1].value}")
+    return found
+
+
+PRIVATE_USES = {
+    # cmark-gfm's parser and node functions, through the cffi module cmarkgfm builds:
+    # cmarkgfm's public functions render a whole text and give no parse tree
+    "converters/html/markdown.py": ["cmarkgfm._cmark"],
+    "converters/markdown/tokens.py": ["cmarkgfm._cmark"],
+}
+"""The private interfaces still used, by file: the list shrinks, it does not grow."""
+
+
+@pytest.mark.parametrize("path", CORE + CONVERTERS, ids=lambda p: str(p.relative_to(REPO)))
+def test_no_private_interfaces(path: Path) -> None:
+    assert _private_uses(path) == PRIVATE_USES.get(path.relative_to(REPO).as_posix(), [])
 
 
 # The layers, top down: each imports only from layers below it (and from the unranked

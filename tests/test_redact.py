@@ -335,7 +335,7 @@ def test_the_scanner_finds_what_the_plain_rules_find(shared: Path) -> None:
         doc = piconv.load(source)
         redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
         for entry in doc.entries:
-            redactor._collect(entry, redactor._walk)
+            redactor._collect(entry)
         strings = list(redactor._strings)
         found = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
         assert found == _reference_spans(strings)
@@ -475,7 +475,7 @@ def test_the_scanner_looks_for_each_keyword_when_the_re2_set_gives_up() -> None:
     doc = piconv.load(seeded_session())
     redactor = Redactor(Scanner(gitleaks.load(), [], frozenset()), drop_images=False)
     for entry in doc.entries:
-        redactor._collect(entry, redactor._walk)
+        redactor._collect(entry)
     strings = list(redactor._strings)
     expected = {(s.string, s.start, s.end, s.rule) for s in redactor.scanner.scan(strings)}
     assert {rule for *_, rule in expected} >= {"generic-api-key", "github-pat"}
@@ -525,13 +525,12 @@ def test_keyword_places_include_overlapping_keywords() -> None:
         assert _places(text, chosen) == expected
 
 
-def test_the_fingerprint_hash_is_hashlibs_sha256() -> None:
-    import hashlib
+def test_strings_are_joined_by_the_width_of_their_characters() -> None:
+    # ASCII, then up to U+FFFF (a lone surrogate included), then beyond: one text each
+    from piconv.redaction.scan import _groups
 
-    from piconv.redaction.api import _sha256
-
-    for data in (b"", b"gitleaks v8\npiconv-rules 1", "\u00e9\ud800".encode("utf-8", "surrogatepass")):
-        assert _sha256()(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    strings = ["plain", "caf\u00e9", "\U0001f511 key", "\ud800", "", "\uffff", "x\U0010ffff"]
+    assert _groups(strings) == ([0, 4], [1, 3, 5], [2, 6])
 
 
 def test_every_occurrence_in_an_entry_is_replaced_however_often_it_recurs() -> None:

@@ -25,9 +25,9 @@ from ..ir import (
     UnknownMessage,
     UsageRecord,
 )
+from ..records import compile_maker
 from . import model as pm
 from .model import Table, _join
-from .tables import compile_maker, speedups
 
 JSONDict = dict[str, Any]
 
@@ -194,24 +194,6 @@ def load_entry(
         body,
         _make_origin(line, kind, source_role, synthesized),
         extra or EMPTY,
-    )
-
-
-if speedups is not None:
-    # Well-formed message entries (nearly every line of a session) are built in C; the
-    # roles read as extension messages keep their entry-level rule above in Python.
-    load_entry = speedups.EntryLoader(
-        {
-            role: pm._MESSAGE_LOADERS[role]
-            for role, (cls, _t) in pm.ROLE_TABLES.items()
-            if cls is not ExtensionMessage
-        },
-        MessageBody,
-        Origin,
-        Entry,
-        EMPTY,
-        _NO_SYNTHESIZED,
-        load_entry,
     )
 
 

@@ -35,7 +35,7 @@ from ..ir import (
     Usage,
     UserMessage,
 )
-from .tables import compile_loader, lookup, speedups
+from .tables import compile_loader
 
 JSONDict = dict[str, Any]
 
@@ -158,10 +158,6 @@ def load_content(raw: Any) -> Content:
     return tuple([load_part(item) for item in raw])
 
 
-if speedups is not None:
-    load_content = speedups.ContentLoader(speedups.Dispatch("type", _PART_LOADERS, UnknownPart))
-
-
 def dump_content(content: Content) -> Any:
     if type(content) is str:
         return content
@@ -211,7 +207,8 @@ STOP_REASONS = {"toolUse": "tool_use"}
 STOP_REASONS_BACK = {v: k for k, v in STOP_REASONS.items()}
 
 
-_load_stop = lookup(STOP_REASONS)
+def _load_stop(v: str) -> str:
+    return STOP_REASONS.get(v, v)
 
 
 def _dump_stop(v: str) -> str:
@@ -306,10 +303,6 @@ def load_message(raw: JSONDict) -> Message:
         if kind is not None:
             return _load_summary(raw, kind=kind)
     return UnknownMessage(raw)
-
-
-if speedups is not None:
-    load_message = speedups.Dispatch("role", _MESSAGE_LOADERS, load_message)
 
 
 def dump_message(message: Message, role: str | None = None) -> Any:

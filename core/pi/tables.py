@@ -3,37 +3,17 @@
 A table maps each JSON member to a field, the JSON type it must have and a converter;
 :class:`TableLoader` reads it for each object: values of the wrong type or ``null`` go to
 ``extra``, fields are filled through their slots' C-level descriptors (not the records'
-``__init__``). That is the behaviour; the optional C accelerator (core/_speedups.c) runs
-the same tables for the well-formed objects of a session and hands every other one to
-the Python loader, and tests hold the two equal on every corpus file.
+``__init__``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Mapping
-from types import ModuleType
 from typing import Any
 
 from ..ir import EMPTY
 from ..records import field_defaults
-
-
-def _accelerator() -> ModuleType | None:
-    """The optional C accelerator (core/_speedups.c), unless ``PICONV_PURE_PYTHON`` is set
-    or it was not built."""
-    if os.environ.get("PICONV_PURE_PYTHON"):
-        return None
-    try:
-        from .. import _speedups
-    except ImportError:
-        return None
-    return _speedups
-
-
-speedups = _accelerator()
-"""The C accelerator module, or ``None`` when piconv runs on its Python loaders only."""
 
 # The type test of each accepted JSON type, by name (the tables name them).
 TESTS: dict[str, Callable[[Any], bool]] = {
@@ -50,19 +30,6 @@ TESTS: dict[str, Callable[[Any], bool]] = {
     # whole map raw in ``extra``, so no converter meets a section that is not text
     "sections": lambda v: type(v) is dict and all(type(s) is str or s is None for s in v.values()),
 }
-# The tests the C accelerator knows, by its numbers; a table using another stays in Python.
-C_TESTS: dict[str, int] = {"str": 0, "bool": 1, "num": 2, "dict": 3, "content": 4, "any": 5}
-
-
-def lookup(mapping: dict[str, str]) -> Callable[[str], str]:
-    """A converter that renames the values ``mapping`` names and keeps the others (which
-    the C accelerator does as a dict look-up, without calling back into Python)."""
-
-    def convert(value: str) -> str:
-        return mapping.get(value, value)
-
-    convert.lookup_table = mapping  # type: ignore[attr-defined]
-    return convert
 
 
 def slot_setters(cls: type) -> dict[str, Callable[[Any, Any], None]]:
@@ -86,37 +53,8 @@ def compile_loader(
     not fit go to ``extra``; when ``cls`` has no ``extra`` field the function returns
     ``(object, extra or None)`` instead. Fields named nowhere keep their default unless
     given as keyword arguments.
-
-    With the C accelerator, its loader takes the well-formed objects and hands the rare
-    irregular one to the Python :class:`TableLoader`, which defines the behaviour.
     """
-    loader = TableLoader(cls, table, skip, groups or {})
-    if speedups is None or any(test not in C_TESTS for _f, test, _c in table.values()):
-        return loader
-    for _group_cls, members in (groups or {}).values():
-        for field_name, default in field_defaults(_group_cls).items():
-            if field_name not in members.values() and default is not None:
-                return loader  # the C loader sets a group's unnamed fields to None only
-    c_fields = tuple(
-        (key, C_TESTS[test], getattr(conv, "lookup_table", conv), field_name)
-        for key, (field_name, test, conv) in table.items()
-    )
-    c_groups = tuple(
-        (
-            group_field,
-            group_cls,
-            tuple(members.items()),
-            # the group's other fields keep their default (None, checked above)
-            tuple(name for name in field_defaults(group_cls) if name not in members.values()),
-        )
-        for group_field, (group_cls, members) in (groups or {}).items()
-    )
-    c_defaults = tuple(
-        (name, EMPTY if name == "extra" else loader.defaults[name])
-        for name in field_defaults(cls)
-        if name == "extra" or name in loader.defaults
-    )
-    return speedups.TableLoader(cls, c_fields, c_groups, tuple(skip), c_defaults, loader.has_extra, loader)
+    return TableLoader(cls, table, skip, groups or {})
 
 
 # The simple tests as the set of types they accept (one ``in`` instead of a call).
@@ -137,7 +75,6 @@ class TableLoader:
         "defaults",
         "extra_setter",
         "groups",
-        "has_extra",
         "members",
         "members_and_skip",
         "skip",
@@ -165,7 +102,6 @@ class TableLoader:
         self.members_and_skip = frozenset(table) | {key for _c, members in groups.values() for key in members}
         self.members_and_skip |= self.skip
         fields = field_defaults(cls)
-        self.has_extra = "extra" in fields
         self.extra_setter = setters.get("extra")
         filled = {field for field, _test, _conv in table.values()} | set(groups)
         self.defaults = {
@@ -217,22 +153,3 @@ class TableLoader:
             self.extra_setter(obj, extra if extra else EMPTY)
             return obj
         return obj, extra
-
-
-def compile_maker(cls: type) -> Callable[..., Any]:
-    """``make(field1, field2, ...)``: a positional constructor for a frozen slots record
-    that fills the slots directly (``__init__`` goes through ``object.__setattr__`` once
-    per field and checks its arguments)."""
-    names = tuple(field_defaults(cls))
-    if speedups is not None:
-        return speedups.Maker(cls, names)
-    setters = tuple(getattr(cls, name).__set__ for name in names)
-    new = object.__new__
-
-    def make(*values: Any) -> Any:
-        obj = new(cls)
-        for setter, value in zip(setters, values, strict=True):
-            setter(obj, value)
-        return obj
-
-    return make

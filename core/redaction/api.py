@@ -81,6 +81,8 @@ class RedactOptions(Frozen):
     def fingerprint(self) -> str:
         """A hash naming the rule set and these options (no secret can be read from it):
         a bulk run reconverts a session when it changes."""
+        import hashlib  # here: the other paths of a conversion may not need OpenSSL loaded
+
         from .gitleaks import SOURCE_VERSION
 
         parts = [
@@ -94,21 +96,7 @@ class RedactOptions(Frozen):
             *(f"home {h}" for h in sorted(self.homes or ())),
             *(f"user {u}" for u in sorted(self.users or ())),
         ]
-        return _sha256()("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def _sha256() -> Any:
-    """hashlib's SHA-256. Its built-in implementation, which hashlib itself falls back
-    on, is taken directly where there is one: importing hashlib loads OpenSSL, a tenth of
-    what redacting a session costs, for one short hash."""
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found]  # Python 3.12 and later
-    except ImportError:
-        try:
-            from _sha256 import sha256  # type: ignore[import-not-found,no-redef]  # 3.10, 3.11
-        except ImportError:  # pragma: no cover - a Python built without them
-            from hashlib import sha256  # type: ignore[assignment]
-    return sha256
+        return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def rule_set_name() -> str:

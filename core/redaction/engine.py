@@ -25,8 +25,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..ir import EMPTY, Document, Entry, Image, Node
-from ..pi.tables import compile_maker, speedups
-from ..records import Mutable
+from ..records import Mutable, compile_maker
 from .scan import Scanner, Span
 
 STRUCTURAL = frozenset(
@@ -221,20 +220,12 @@ class Redactor:
         self._left = -1  # strings still to replace in the entry being rebuilt (-1: not counted)
 
     # -- pass 1: the distinct strings, in document order
-    def _walker(self) -> Callable[[Any, list[str]], bool]:
-        """:meth:`_walk`, or the C accelerator's walk by the same plans (a fifth of the
-        time; it hands what it does not know to :meth:`_walk`). Made for one run and not
-        kept: it holds the redactor, which would otherwise hold it back."""
-        if speedups is None:
-            return self._walk
-        return speedups.StringWalker(_PLANS, self._walk, _opaque, EMPTY, self.drop_images)  # type: ignore[no-any-return]
-
-    def _collect(self, value: Any, walk: Callable[[Any, list[str]], bool]) -> None:
+    def _collect(self, value: Any) -> None:
         """Adds the strings of ``value`` (in order, at any depth) to the distinct strings
         (the session's header and the issues: rebuilt whatever they hold)."""
         if value is not None and value.__class__ not in _SCALARS:
             seen: list[str] = []
-            walk(value, seen)
+            self._walk(value, seen)
             self._strings.update(dict.fromkeys(seen))
 
     def _walk(self, value: Any, seen: list[str]) -> bool:
@@ -338,30 +329,8 @@ class Redactor:
             note(rules, rule, entry, placeholder)
         return new
 
-    def _rebuilder(self) -> Callable[[Any], Any]:
-        """:meth:`_rebuild`, or the C accelerator's rebuild, which calls back
-        :meth:`_replace` and notes what it drops alike (and hands what it does not know to
-        :meth:`_rebuild`); it walks a changed entry to its end rather than counting."""
-        if speedups is None:
-            return self._rebuild
-        return speedups.Rebuilder(  # type: ignore[no-any-return]
-            _fields_of,
-            Node,
-            self._replaced,
-            self._replace,
-            self._note_dropped,
-            OPAQUE_EXTRA.search,
-            self._rebuild,
-            self._rebuild_extra,
-            EMPTY,
-            self.drop_images,
-        )
-
     def _note_dropped(self, kind: str) -> None:
         self.outcome.note(self.outcome.dropped, kind, self._entry)
-
-    def _rebuild_extra(self, value: Mapping[str, Any]) -> Any:
-        return self._rebuild_mapping(value, top_extra=True)
 
     def _rebuild(self, value: Any) -> Any:
         cls = value.__class__
@@ -478,18 +447,15 @@ class Redactor:
         return node if values is None else make(*values)
 
     def run(self, document: Document) -> Document:
-        walk = self._walker()
-        self._collect(document.session, walk)
+        self._collect(document.session)
         walks: list[tuple[bool, list[str]]] = []  # by entry: something to drop, its strings
         for entry in document.entries:
             seen: list[str] = []
-            walks.append((walk(entry, seen), seen))
+            walks.append((self._walk(entry, seen), seen))
         self._strings.update(dict.fromkeys(chain.from_iterable(seen for _, seen in walks)))
-        self._collect(document.issues, walk)
-        del walk
+        self._collect(document.issues)
         self._plan()
-        rebuild = self._rebuilder()
-        counted = rebuild == self._rebuild
+        rebuild = self._rebuild
         session = rebuild(document.session)
         entries = []
         replaced = self._replaced.keys()
@@ -501,8 +467,7 @@ class Redactor:
             # the walk meets the strings in the order they were collected: once it has
             # replaced as many as the entry holds, the rest of the entry is kept as it is
             # (unless something is to be dropped)
-            if counted:
-                self._left = -1 if drops else sum(map(replaced.__contains__, seen))
+            self._left = -1 if drops else sum(map(replaced.__contains__, seen))
             entries.append(rebuild(entry))
             self._left = -1
         self._entry = None

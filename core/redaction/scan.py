@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
@@ -130,27 +129,21 @@ def _groups(strings: Sequence[str]) -> tuple[list[int], list[int], list[int]]:
     the others whose characters all lie in the first 65,536; the rest. Python stores a
     text with the room its widest character needs: one emoji in a one-character string
     would make the whole joined text four bytes a character, and every copy and every
-    pass over it slower (by a few milliseconds on a real session). A wide string is told
-    by its size (:data:`_WIDE_BASE`), without reading it. Only the speed depends on the
-    groups: a string in any of them is scanned alike."""
+    pass over it slower (by a few milliseconds on a real session). Only the speed depends
+    on the groups: a string in any of them is scanned alike."""
     ascii_strings: list[int] = []
     narrow: list[int] = []
     wide: list[int] = []
-    size = sys.getsizeof
     for index, string in enumerate(strings):
         if string.isascii():
             ascii_strings.append(index)
-        elif size(string) == _WIDE_BASE + 4 * len(string):
+        elif len(string.encode("utf-16-le", "surrogatepass")) > 2 * len(string):
+            # a character beyond U+FFFF is four bytes in UTF-16, any other two; a narrow
+            # string encodes by a plain copy, several times faster than searching it
             wide.append(index)
         else:
             narrow.append(index)
     return ascii_strings, narrow, wide
-
-
-_WIDE_BASE = sys.getsizeof("\U0001f600") - 4
-"""The size of a string four bytes a character, less its characters: CPython's, which
-tells a wide string from its size without reading it (elsewhere every string is taken as
-narrow, which only costs speed)."""
 
 
 class _Plan:
@@ -377,21 +370,11 @@ def _places(keys: bytes, keywords: Sequence[str]) -> list[int]:
     """Where each of ``keywords`` starts in ``keys``, in either case, in order; two may overlap, as
     "secret" and "token" do in "secretoken", so each search starts one past the last
     place."""
-    expression = _alternation(tuple(keywords))
-    regexp = getattr(expression, "_regexp", None)
-    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    search = _alternation(tuple(keywords)).search
     places = []
     pos = 0
-    if regexp is None or anchor is None:  # pragma: no cover - another google-re2 than 1.1
-        while (m := expression.search(keys, pos)) is not None:
-            pos = m.start()
-            places.append(pos)
-            pos += 1
-        return places
-    # RE2's own match, without the wrapper's match object: a third of the time
-    match = regexp.Match
-    size = len(keys)
-    while (pos := match(anchor, keys, pos, size)[0][0]) >= 0:
+    while (m := search(keys, pos)) is not None:
+        pos = m.start()
         places.append(pos)
         pos += 1
     return places
