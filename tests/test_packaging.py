@@ -14,7 +14,6 @@ import zipfile
 from pathlib import Path
 
 import piconv
-from conftest import SHARED
 
 REPO = Path(__file__).resolve().parent.parent
 SDIST_TESTS = ["tests/test_commands.py", "tests/test_exit_codes.py", "tests/test_docs.py"]
@@ -67,7 +66,7 @@ def test_the_sdist_builds_a_wheel_that_passes_the_sdists_tests(tmp_path: Path) -
     assert "piconv/converters/html/static/highlightjs/languages/typescript.min.js" in shipped
     assert shipped <= set(names), sorted(shipped - set(names))
 
-    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "PICONV_SHARED": str(SHARED)}
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     where = subprocess.run(
         [sys.executable, "-c", "import piconv; print(piconv.__file__)"],
         env=env,

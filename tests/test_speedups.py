@@ -154,6 +154,7 @@ def test_the_accelerator_is_built_and_used() -> None:
     assert type(pimodel.load_usage).__name__ == "TableLoader"
 
 
+@pytest.mark.shared
 def test_accelerated_ir_equals_python_ir(mutated_file: Path, shared: Path) -> None:
     paths = [*corpus_files(), mutated_file]
     assert len(paths) > 20
@@ -207,6 +208,7 @@ def test_unknown_members_are_kept_by_the_accelerator_as_by_python(raw: dict) -> 
         assert fast == pure and list(fast.extra) == list(pure.extra)
 
 
+@pytest.mark.shared
 def test_accelerated_string_walk_equals_python_walk(mutated_file: Path, shared: Path) -> None:
     """A redaction's first pass (Redactor._walk, the reference) and the C accelerator's
     StringWalker collect the same strings in the same order, and answer alike whether
@@ -232,6 +234,7 @@ def test_accelerated_string_walk_equals_python_walk(mutated_file: Path, shared: 
     assert dropping > 50  # signatures and images are met, so the answers are compared both ways
 
 
+@pytest.mark.shared
 def test_accelerated_redaction_equals_python_redaction(shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Redacting every corpus file (with images dropped and kept) gives the same document
     and the same account with the C accelerator's walk and rebuild as with the Python

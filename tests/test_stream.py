@@ -47,6 +47,7 @@ def _both(source: bytes | Path) -> tuple[bytes, dict, bytes, dict]:
     return whole.getvalue(), report_whole.to_json(), streamed.getvalue(), report_streamed.to_json()
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", corpus_files(), ids=corpus_ids())
 def test_streamed_conversion_equals_whole_document(path: Path) -> None:
     whole, report_whole, streamed, report_streamed = _both(path)
@@ -54,6 +55,7 @@ def test_streamed_conversion_equals_whole_document(path: Path) -> None:
     assert report_streamed == report_whole
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", corpus_files(), ids=corpus_ids())
 def test_streamed_entries_are_the_loaded_entries(path: Path) -> None:
     doc = piconv.load(path)
@@ -204,5 +206,6 @@ def _streams(path: Path) -> bool:
 _STREAMED = [path for path in corpus_files() if _streams(path)]
 
 
+@pytest.mark.shared
 def test_most_corpus_files_stream() -> None:
     assert len(_STREAMED) >= 12
