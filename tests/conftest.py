@@ -10,6 +10,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PICONV_SHARED", REPO.parent / "shared"))
+SHARED_PRESENT = (SHARED / "corpus").is_dir()
+IN_CI = bool(os.environ.get("CI"))
+SHARED_MISSING = (
+    f"needs the reference material at {SHARED} (the public pi corpus, the ASF reference examples "
+    "and the sessions of pi's goldens): put it beside the checkout as ../shared or set PICONV_SHARED"
+)
 CORPORA = ("pi", "pi-generated")
 GOLDENS = REPO / "tests" / "oracle" / "goldens"
 
@@ -52,42 +58,29 @@ def session_bytes(*lines: object, header: dict | None = None, version: int = 3) 
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    assert SHARED.is_dir(), f"the reference material is missing: {SHARED}"
+    assert SHARED_PRESENT, SHARED_MISSING
     return SHARED
 
 
 # ---------------------------------------------------------------------------------------------
-# Without the reference material (a fresh clone with nothing beside it), the tests that read it
-# are skipped with one line saying how to get it; in CI (CI=true) it must be there, and any
-# test that needs it fails instead.
-
-NEEDS_SHARED = ("SHARED", "corpus_files", "golden_for", "shared")
-SHARED_MISSING = (
-    f"needs the reference material at {SHARED} (the public pi corpus, the ASF reference examples "
-    "and pi's goldens): put it beside the checkout as ../shared or set PICONV_SHARED"
-)
+# The tests that read the reference material carry the ``shared`` marker (registered in
+# pyproject.toml; tests/test_suite_rules.py fails a test module that reads it unmarked).
+# Without the material (a fresh clone with nothing beside it) they are skipped with one line
+# saying how to get it; in CI (CI=true) the material must be there, and each of them fails.
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if (SHARED / "corpus").is_dir() or os.environ.get("CI"):
+@pytest.hookimpl(tryfirst=True)  # before the skip of a parameter set the missing corpus left empty
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if SHARED_PRESENT or item.get_closest_marker("shared") is None:
         return
-    skip = pytest.mark.skip(reason=SHARED_MISSING)
-    sources: dict[Path, bool] = {}
-    for item in items:
-        path = Path(str(item.fspath))
-        if path not in sources:
-            text = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
-            # a module that says HANDLES_MISSING_REFERENCE skips its own tests that need it
-            sources[path] = "HANDLES_MISSING_REFERENCE" not in text and any(
-                word in text for word in NEEDS_SHARED
-            )
-        if sources[path]:
-            item.add_marker(skip, append=False)  # before the mark of a parameter set left empty
+    if IN_CI:
+        pytest.fail(f"{SHARED_MISSING} (CI=true: a failure, not a skip)", pytrace=False)
+    pytest.skip(SHARED_MISSING)  # raised here, so -ra folds every such skip into one line
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    if (SHARED / "corpus").is_dir():
+    if SHARED_PRESENT:
         return f"reference material: {SHARED}"
-    if os.environ.get("CI"):
-        return f"reference material MISSING at {SHARED}: the tests that need it fail (CI=true)"
-    return f"reference material missing at {SHARED}: the tests that need it are skipped"
+    if IN_CI:
+        return f"reference material MISSING at {SHARED}: the tests marked `shared` fail (CI=true)"
+    return f"reference material missing at {SHARED}: the tests marked `shared` are skipped"

@@ -28,6 +28,7 @@ from piconv.report import Report
 CORPUS = sorted([*SHARED.glob("corpus/pi/*.jsonl"), *SHARED.glob("corpus/pi-generated/*.jsonl")])
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_written_with_validation_and_checked_whole(path: Path) -> None:
     import piconv
@@ -41,6 +42,7 @@ def test_written_with_validation_and_checked_whole(path: Path) -> None:
     assert validate_asf(checked.getvalue()) == []
 
 
+@pytest.mark.shared
 def test_validation_while_writing_names_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
     import piconv
     from piconv.converters.asf.mapping import Mapper
@@ -145,6 +147,7 @@ def test_container_walk_equals_value_walk(value: Any) -> None:
     assert jcs.is_plain(value) == (jcs._prepare_slow(value) is value)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("fault", ["id-duplicate", "parent-unknown"])
 def test_an_id_written_twice_or_a_parent_not_written_stops_the_writer(
     fault: str, monkeypatch: pytest.MonkeyPatch

@@ -10,6 +10,8 @@ import pytest
 from conftest import SHARED
 from piconv.converters.asf.read.context import AsfFile
 
+pytestmark = pytest.mark.shared  # every test here reads the reference material
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = SHARED / "reference" / "asf" / "examples"
 EXPECTED = json.loads((ROOT / "tests" / "data" / "asf" / "context" / "expected.json").read_text())

@@ -129,6 +129,7 @@ def test_refuses_non_ijson(bad: object) -> None:
         jcs.canonical(bad)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.jsonl")), ids=lambda p: p.name)
 def test_reference_examples_canonicalise_alike(path: Path) -> None:
     for raw in path.read_bytes().splitlines():

@@ -73,6 +73,7 @@ def test_piconv_own_asf_output_is_detected_as_asf_not_pi() -> None:
     assert [e.id for e in doc.entries] == ["a"] and doc.issues == ()
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_reference_examples_are_detected_and_convert_to_every_format(path: Path) -> None:
     assert piconv.detect(path).name == "asf"
@@ -84,6 +85,7 @@ def test_reference_examples_are_detected_and_convert_to_every_format(path: Path)
         assert out.getvalue()
 
 
+@pytest.mark.shared
 def test_a_cut_last_line_is_reported_with_its_line() -> None:
     doc = piconv.load(SHARED / "reference" / "asf" / "examples" / "sessions_truncated.jsonl")
     assert [(i.line, i.code) for i in doc.issues] == [(10, "truncated")]
@@ -245,6 +247,7 @@ def test_items_map_to_messages_and_unknown_members_stay() -> None:
     assert request_context(doc).settings["instructions"] == "Be brief."
 
 
+@pytest.mark.shared
 def test_compaction_context_starts_from_its_summary() -> None:
     doc = piconv.load(SHARED / "reference" / "asf" / "examples" / "sessions_compaction.jsonl")
     compaction = next(e for e in doc.entries if e.kind == "compaction")
@@ -286,6 +289,7 @@ def _without_problems(doc: ir.Document) -> ir.Document:
     return ir.Document(doc.session, doc.entries, doc.leaf_id, (), doc.lines_read, doc.context_builder)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_pi_to_asf_to_each_format_equals_pi_to_that_format(path: Path) -> None:
     data = path.read_bytes()
@@ -307,6 +311,7 @@ def test_pi_to_asf_to_each_format_equals_pi_to_that_format(path: Path) -> None:
         assert render(back, "html") == render(_without_problems(pi), "html")
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CORPUS[:4], ids=lambda p: p.name)
 def test_pi_files_read_from_asf_agree_with_the_rfc_context(path: Path) -> None:
     # The document's context follows pi's rule (the harness's); RFC 0001's algorithm over

@@ -95,12 +95,14 @@ def _to_asf(path: Path) -> tuple[bytes, Any]:
     return out.getvalue(), doc
 
 
+@pytest.mark.shared
 def test_the_corpus_is_present() -> None:
     assert (SHARED / "corpus" / "pi").is_dir() and (SHARED / "corpus" / "pi-generated").is_dir(), SHARED
     assert len([p for p in CORPUS if "pi-generated" in p.parts]) >= 7
     assert len([p for p in CORPUS if "pi-generated" not in p.parts]) >= 15
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CASES, ids=_name)
 def test_the_pi_file_is_rebuilt_line_by_line(path: Path) -> None:
     data, doc = _to_asf(path)
@@ -146,6 +148,7 @@ def test_normalised_names_and_values_are_put_back() -> None:
     assert restore(entry) == {"data": {"\udc00key": "\udc01", "s": "\ud800 lone", "n": 9007199254740993}}
 
 
+@pytest.mark.shared
 def test_the_command_line_reads_asf_back_to_pi(tmp_path: Path) -> None:
     source = SHARED / "corpus" / "pi-generated" / "extensions.jsonl"
     asf = tmp_path / "s.asf.jsonl"

@@ -122,6 +122,7 @@ def asf_turns(
     return turns
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
 def test_round_trip_every_leaf(path: Path) -> None:
     assert_same_context_at_every_leaf(load_pi(path))
@@ -155,6 +156,7 @@ def assert_same_context_at_every_leaf(doc: ir.Document) -> None:
     assert report.entries_written >= len(doc.entries)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CORPUS[:3], ids=lambda p: p.name)
 def test_output_is_deterministic_and_keeps_pi_ids(path: Path) -> None:
     doc = load_pi(path)

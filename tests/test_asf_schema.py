@@ -22,6 +22,8 @@ from piconv.api import convert
 from piconv.converters.asf import schemas
 from piconv.converters.asf.validate import validate_asf
 
+pytestmark = pytest.mark.shared  # every test here reads the reference material
+
 EXAMPLES = sorted((SHARED / "reference" / "asf" / "examples").glob("*.jsonl"))
 
 

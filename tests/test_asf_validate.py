@@ -8,6 +8,8 @@ from conftest import SHARED
 from piconv.converters.asf import ids
 from piconv.converters.asf.validate import validate_asf
 
+pytestmark = pytest.mark.shared  # every test here reads the reference material
+
 EXAMPLES = SHARED / "reference" / "asf" / "examples"
 GOOD = ["sessions_basic", "sessions_branch", "sessions_compaction", "sessions_extensions"]
 

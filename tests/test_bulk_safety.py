@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import SHARED
 from piconv.bulk import run_bulk
 from piconv.bulk.worker import clean_temps
@@ -177,6 +178,7 @@ def _piconv(src: Path, out: Path) -> list[str]:
     ]
 
 
+@pytest.mark.shared
 def test_kill_9_mid_run_leaves_no_partial_output_and_rerun_repairs(tmp_path: Path) -> None:
     src, out, ref = tmp_path / "s", tmp_path / "o", tmp_path / "ref"
     _corpus(src, 12)

@@ -8,8 +8,9 @@ Each fenced block is one case:
     => exit N                   (optional; default 0)
     => stderr: TEXT             (optional; standard error must contain TEXT)
 
-``{examples}`` and ``{shared}`` in the command stand for the repository's examples folder
-and the reference material.
+``{examples}`` in the command stands for the repository's examples folder. The cases read
+nothing else, so they run wherever the code is, the unpacked sdist included
+(tests/test_packaging.py runs them there).
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SHARED, SHARED_MISSING
-
-HANDLES_MISSING_REFERENCE = True  # only the cases naming {shared} need it (see conftest.py)
+from conftest import REPO
 
 CASES = sorted((REPO / "tests" / "cases").glob("*.md"))
 BLOCK = re.compile(r"^```\n(% .*?)^```$", re.S | re.M)
@@ -41,9 +40,7 @@ def _cases() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("name", "block"), _cases(), ids=[c[0] for c in _cases()])
 def test_command(name: str, block: str, tmp_path: Path) -> None:
     lines = block.splitlines()
-    if "{shared}" in lines[0] and not (SHARED / "corpus").is_dir() and not os.environ.get("CI"):
-        pytest.skip(SHARED_MISSING)
-    command = lines[0][2:].format(examples=REPO / "examples", shared=SHARED)
+    command = lines[0][2:].format(examples=REPO / "examples")
     stdin, stdout, exit_code, stderr_parts = [], [], 0, []
     for line in lines[1:]:
         if line.startswith("< ") or line == "<":

@@ -16,6 +16,8 @@ import pytest
 from conftest import GOLDENS, corpus_files, corpus_ids, golden_for
 from piconv.pi.context import context_to_pi
 
+pytestmark = pytest.mark.shared  # every test here reads the reference material
+
 
 def canonical(value: object) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

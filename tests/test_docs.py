@@ -109,6 +109,9 @@ def test_readme_set_up_is_two_commands_and_the_second_is_what_ci_runs() -> None:
     setup = readme.split("## Set-up", 1)[1].split("\n## ", 1)[0]
     commands = re.findall(r"```sh\n(.*?)\n```", setup, re.S)
     assert len(commands) == 2
-    assert commands[0].startswith("pip install . && piconv examples/")
+    # a virtual environment first: recent Debian and Ubuntu refuse pip outside one
+    assert commands[0].startswith(
+        "python3 -m venv .venv && . .venv/bin/activate && pip install . && piconv examples/"
+    )
     assert commands[1] == (REPO / ".ci" / "test-command").read_text().strip()
     assert ".ci/test-command" in (REPO / ".ci" / "run").read_text()

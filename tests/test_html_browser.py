@@ -80,12 +80,14 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return result
 
 
+@pytest.mark.shared
 def test_every_page_passes_the_converters_own_check(pages: dict[str, Path]) -> None:
     assert len(pages) >= len(CORPUS) + 2 > 2
     bad = {name: check(p.read_bytes()) for name, p in pages.items()}
     assert {k: v for k, v in bad.items() if v} == {}
 
 
+@pytest.mark.shared
 def test_nu_html_checker_finds_no_errors(pages: dict[str, Path]) -> None:
     _need(shutil.which("java") is not None and Path(VNU).is_file(), "java with vnu.jar")
     # One JVM for the whole batch: starting Java per file would dominate the test time.
@@ -177,6 +179,7 @@ def _open_all(paths: list[Path]) -> list[tuple[str, str]]:
         return list(pool.map(lambda p: _chromium(p.as_uri()), paths))
 
 
+@pytest.mark.shared
 def test_hostile_pages_run_no_injected_script(pages: dict[str, Path]) -> None:
     _need(CHROMIUM is not None, "chromium")
     chosen = [
@@ -200,6 +203,7 @@ def test_hostile_pages_run_no_injected_script(pages: dict[str, Path]) -> None:
         assert not [c for c in console if "Content Security Policy" in c], name
 
 
+@pytest.mark.shared
 def test_csp_blocks_script_even_if_escaping_failed(pages: dict[str, Path], tmp_path: Path) -> None:
     _need(CHROMIUM is not None, "chromium")
     page = next(p for n, p in pages.items() if n == "hostile__html-every-field.html").read_text(
@@ -221,6 +225,7 @@ def test_csp_blocks_script_even_if_escaping_failed(pages: dict[str, Path], tmp_p
     )
 
 
+@pytest.mark.shared
 def test_readable_without_javascript_and_deep_links_open_branches(
     pages: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -298,6 +303,7 @@ def _target(doc: piconv.Document) -> tuple[str, bool]:
     return next(e for e in msgs if isinstance(e.message, UserMessage)).id, False
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("name", TREE_PAGES)
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 def test_tree_overview_in_chromium(name: str, javascript: bool, tmp_path: Path) -> None:
@@ -337,6 +343,7 @@ def test_tree_overview_in_chromium(name: str, javascript: bool, tmp_path: Path) 
         assert p.errors() == []
 
 
+@pytest.mark.shared
 def test_tree_filters_and_search_in_chromium(tmp_path: Path) -> None:
     _need(CHROMIUM is not None, "chromium")
     from cdp import Browser
@@ -382,6 +389,7 @@ def test_tree_filters_and_search_in_chromium(tmp_path: Path) -> None:
         assert p.errors() == []
 
 
+@pytest.mark.shared
 def test_a_malformed_fragment_does_not_stop_the_script(tmp_path: Path) -> None:
     _need(CHROMIUM is not None, "chromium")
     from cdp import Browser
@@ -420,6 +428,7 @@ _MAIN_TS = """(function () {
 })()"""
 
 
+@pytest.mark.shared
 def test_code_is_coloured_when_it_comes_into_view(tmp_path: Path) -> None:
     _need(CHROMIUM is not None, "chromium")
     from cdp import Browser

@@ -13,6 +13,8 @@ from piconv.converters.html import check, write
 from piconv.converters.html.highlight import with_requirements
 from piconv.report import Report
 
+pytestmark = pytest.mark.shared  # every test here reads the reference material
+
 
 def _page(path: object, **options: object) -> str:
     out = io.BytesIO()

@@ -73,6 +73,7 @@ def test_the_schema_names_exactly_the_fields_the_dataclasses_have() -> None:
     assert len(defs["part"]["allOf"]) == len(typing.get_args(ir.Part))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_session_s_ir_matches(path: Path) -> None:
     for options in ({}, {"with_context": True}, {"pretty": True}):
@@ -113,6 +114,7 @@ def _mutations(doc: dict[str, Any], rng: random.Random, count: int) -> Iterator[
         yield new
 
 
+@pytest.mark.shared
 def test_jsonschema_rs_and_jsonschema_agree_on_mutations(outputs: list[Any]) -> None:
     fast = jsonschema_rs.validator_for(_schema())
     slow = jsonschema.Draft202012Validator(_schema())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import piconv
+import pytest
 from conftest import corpus_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -106,6 +107,7 @@ def test_random_sessions_load_and_project(items: list[dict], with_header: bool) 
     _check(b"\n".join(lines) + b"\n")
 
 
+@pytest.mark.shared
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.sampled_from(LINES), min_size=1, max_size=10),

@@ -26,6 +26,7 @@ def _values_by_line(data: bytes) -> dict[int, object]:
     return out
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", corpus_files(), ids=corpus_ids())
 def test_every_corpus_line_survives_the_round_trip(path: Path) -> None:
     data = path.read_bytes()

@@ -56,6 +56,7 @@ def front_matter(text: str) -> dict[str, Any]:
 # -------------------------------------------------------------------------- corpus
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", corpus_files(), ids=corpus_ids())
 @pytest.mark.parametrize("all_branches", [False, True], ids=["path", "tree"])
 def test_corpus_converts_and_passes_the_checker(path: Path, all_branches: bool) -> None:
@@ -72,6 +73,7 @@ def test_corpus_converts_and_passes_the_checker(path: Path, all_branches: bool) 
         assert fm["messages"]["user"] == users
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", corpus_files(), ids=corpus_ids())
 def test_every_user_and_assistant_text_reaches_the_output(path: Path) -> None:
     """Nothing typed by the user or written by the model goes missing (compared on
@@ -347,6 +349,7 @@ def images_doc(shared: Path) -> Document:
     return load(shared / "corpus" / "pi-generated" / "images.jsonl")
 
 
+@pytest.mark.shared
 def test_images_files_written_beside_the_output(images_doc: Document, tmp_path: Path) -> None:
     target = tmp_path / "out" / "session.md"
     target.parent.mkdir()
@@ -361,6 +364,7 @@ def test_images_files_written_beside_the_output(images_doc: Document, tmp_path: 
     assert again == text
 
 
+@pytest.mark.shared
 def test_images_folder_never_follows_a_symlink(images_doc: Document, tmp_path: Path) -> None:
     from piconv import OutputError
     from piconv.converters.markdown.images import folder_name
@@ -387,6 +391,7 @@ def test_images_folder_never_follows_a_symlink(images_doc: Document, tmp_path: P
     assert victim.read_bytes() == b"keep" and first.is_symlink()
 
 
+@pytest.mark.shared
 def test_images_someone_else_s_file_at_an_image_s_name_is_never_replaced(
     images_doc: Document, tmp_path: Path
 ) -> None:
@@ -408,6 +413,7 @@ def test_images_someone_else_s_file_at_an_image_s_name_is_never_replaced(
         assert first.read_bytes() == planted
 
 
+@pytest.mark.shared
 def test_images_temporary_files_are_the_kind_a_run_cleans_up(
     images_doc: Document, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -430,12 +436,14 @@ def test_images_temporary_files_are_the_kind_a_run_cleans_up(
     assert clean_temps(str(tmp_path)) == len(seen) == 1  # the next directory run removes it
 
 
+@pytest.mark.shared
 def test_images_files_to_stdout_falls_back_to_omit(images_doc: Document) -> None:
     text, report = convert(images_doc, images="files", output_path=None)
     assert "_images/" not in text and "omitted" in text
     assert "images" in report.notes and "image-omitted" in report.losses
 
 
+@pytest.mark.shared
 def test_images_embed_and_omit(images_doc: Document) -> None:
     embedded, _ = convert(images_doc, images="embed")
     assert "](data:image/png;base64," in embedded
@@ -445,6 +453,7 @@ def test_images_embed_and_omit(images_doc: Document) -> None:
     assert_valid(omitted)
 
 
+@pytest.mark.shared
 def test_all_branches_writes_trunk_once_and_every_branch(shared: Path) -> None:
     doc = load(shared / "corpus" / "pi-generated" / "branching.jsonl")
     text, report = convert(doc, all_branches=True)
@@ -458,6 +467,7 @@ def test_all_branches_writes_trunk_once_and_every_branch(shared: Path) -> None:
     assert len(ids) == len(set(ids))
 
 
+@pytest.mark.shared
 def test_labels_name_branches(shared: Path) -> None:
     doc = load(shared / "corpus" / "pi-generated" / "branching.jsonl")
     text, _ = convert(doc, all_branches=True)
@@ -466,6 +476,7 @@ def test_labels_name_branches(shared: Path) -> None:
     assert labels & titled
 
 
+@pytest.mark.shared
 def test_leaf_selects_another_branch(shared: Path) -> None:
     doc = load(shared / "corpus" / "pi-generated" / "branching.jsonl")
     other = next(leaf for leaf in doc.leaves() if leaf.id != doc.leaf_id)
@@ -478,6 +489,7 @@ def test_leaf_selects_another_branch(shared: Path) -> None:
         convert(doc, leaf=other.id, all_branches=True)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", corpus_files()[:6], ids=corpus_ids()[:6])
 def test_output_is_deterministic(path: Path) -> None:
     first, _ = convert(load(path), all_branches=True)
@@ -498,6 +510,7 @@ def test_registered_with_alias_and_options() -> None:
 # -------------------------------------------------------------------------- goldens
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("name", GOLDEN_SOURCES)
 def test_golden_outputs(name: str, shared: Path) -> None:
     source = shared / "corpus" / f"{name}.jsonl"

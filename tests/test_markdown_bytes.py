@@ -59,6 +59,7 @@ def _compare(key: str, value: str) -> None:
     assert value == recorded[key], f"{key}: the output changed"
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("path", SOURCES, ids=IDS)
 def test_output_bytes_unchanged(path: Path, variant: str) -> None:

@@ -61,6 +61,7 @@ def sections(text: str) -> int:
         splitter.reset(section.end)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", SOURCES, ids=IDS)
 @pytest.mark.parametrize("all_branches", [False, True], ids=["path", "tree"])
 def test_sectioned_equals_whole_document(path: Path, all_branches: bool) -> None:
@@ -127,6 +128,7 @@ def _mutations(text: str) -> dict[str, tuple[str, bool | None]]:
 MUTATED = [p for p in SOURCES if p.stem in ("markdown-hostile", "basic", "images", "extensions")]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", MUTATED, ids=[p.stem for p in MUTATED])
 def test_mutated_outputs_get_the_same_verdict(path: Path) -> None:
     text = convert(path, images="omit")
@@ -161,6 +163,7 @@ def test_references_defined_late_are_seen_everywhere() -> None:
     assert stream.incomplete  # the stream alone cannot know; check() reads it again
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     ("use", "definition"),
     [
@@ -201,7 +204,7 @@ def test_references_defined_in_another_section_are_seen(use: str, definition: st
 def test_validation_while_writing_matches_check(tmp_path: Path) -> None:
     import piconv
 
-    path = next(p for p in SOURCES if p.stem == "markdown-hostile")
+    path = next(p for p in HOSTILE if p.stem == "markdown-hostile")
     out = tmp_path / "out.md"
     piconv.convert(path, "markdown", out)
     assert checker.check(out.read_bytes()) == []
@@ -333,6 +336,7 @@ def _call_mutations(text: str) -> dict[str, tuple[str, bool | None]]:
 CALLS = [p for p in SOURCES if p.stem in ("basic", "badlogic__pi-mono__session")]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CALLS, ids=[p.stem for p in CALLS])
 def test_tool_calls_and_headings_left_out_give_the_same_verdict(path: Path) -> None:
     """Tool calls with their results and every heading but a section's first are left
@@ -358,6 +362,7 @@ def test_tool_calls_and_headings_left_out_give_the_same_verdict(path: Path) -> N
         assert checker.check(bad.encode("utf-8")) == whole, name
 
 
+@pytest.mark.shared
 def test_sentinels_that_do_not_hold_send_the_section_to_the_parser_whole() -> None:
     """A heading swallowed by an HTML block left open: its sentinel is swallowed too, the
     check sees it and parses the section in full (and finds the problem)."""
@@ -424,6 +429,7 @@ def _prose_mutations(text: str) -> dict[str, tuple[str, bool | None]]:
 PROSE = [p for p in SOURCES if p.stem in ("basic", "markdown-hostile", "badlogic__pi-mono__session")]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", PROSE, ids=[p.stem for p in PROSE])
 def test_prose_left_out_gives_the_same_verdict(path: Path) -> None:
     """Prose blocks (lists, paragraphs, quotes) that hold nothing a check reads are left
@@ -464,6 +470,7 @@ def _sections_regions(body: str, text: str) -> list[tuple[int, int, int]]:
         splitter.reset(part.end)
 
 
+@pytest.mark.shared
 def test_headings_a_sentinel_stands_for_keep_their_lines() -> None:
     """Turn headings between blocks left out share their sentinel; a problem with one of
     them names its own line."""
@@ -481,6 +488,7 @@ def test_headings_a_sentinel_stands_for_keep_their_lines() -> None:
     assert checker.check(bad.encode("utf-8")) == whole
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     ("suffix", "problem"),
     [
@@ -615,6 +623,7 @@ def _section_newlines(body: str, turn_level: int, min_chars: int) -> list[tuple[
         splitter.reset(section.end)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CALLS, ids=[p.stem for p in CALLS])
 def test_elide_counts_the_lines_of_the_section(path: Path) -> None:
     """The checker takes a section's line count from elide's counts of its parts (which

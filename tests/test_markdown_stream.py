@@ -52,6 +52,7 @@ def whole_body(path: Path, all_branches: bool) -> str:
     return "\n".join(blocks)
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("all_branches", [False, True], ids=["path", "tree"])
 @pytest.mark.parametrize("path", SOURCES, ids=IDS)
 def test_batches_of_any_size_write_the_whole_body_bytes(
@@ -73,6 +74,7 @@ def test_batches_of_any_size_write_the_whole_body_bytes(
     assert convert(path, all_branches=all_branches, validate=True) == expected
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("all_branches", [False, True], ids=["path", "tree"])
 @pytest.mark.parametrize("path", SOURCES, ids=IDS)
 def test_the_turns_counted_before_rendering_are_the_turns_rendered(path: Path, all_branches: bool) -> None:

@@ -9,14 +9,13 @@ record of the old checker and is never written from this one."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 from piconv.converters.markdown import checker
 
-from .conftest import REPO, SHARED, SHARED_MISSING
+from .conftest import REPO
 from .test_markdown_sections import (
     CALLS,
     MUTATED,
@@ -29,7 +28,7 @@ from .test_markdown_sections import (
     convert,
 )
 
-HANDLES_MISSING_REFERENCE = True  # the hostile outputs need nothing; the corpus's come from SOURCES
+pytestmark = pytest.mark.shared  # every test here reads the reference material
 
 RECORDED = json.loads((REPO / "tests" / "data" / "markdown" / "checker-verdicts.json").read_text("utf-8"))
 
@@ -75,7 +74,5 @@ def test_the_verdicts_are_those_of_the_markdown_it_checker(path: Path) -> None:
 
 
 def test_every_recorded_source_is_checked() -> None:
-    if not (SHARED / "corpus").is_dir() and not os.environ.get("CI"):
-        pytest.skip(SHARED_MISSING)  # the corpus's outputs are recorded too
     keys = {k.split("|", 1)[0] for k in RECORDED}
     assert keys == {_key(p) for p in SOURCES}

@@ -90,6 +90,7 @@ def _pi_or_repaired(expected: Any, path: Path, opts: dict[str, Any]) -> Any:
     return expected
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("corpus,path", FILES, ids=[f"{c}/{p.stem}" for c, p in FILES])
 def test_corpus_equals_pi(corpus: str, path: Path) -> None:
     golden = oracle.read_golden(oracle.base_golden(corpus, path))
@@ -107,6 +108,7 @@ def test_corpus_equals_pi(corpus: str, path: Path) -> None:
     assert body["messages"] == expected
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "entry", VARIANTS, ids=[f"{v['corpus']}/{Path(v['file']).stem}.{v['name']}" for v in VARIANTS]
 )
@@ -133,6 +135,7 @@ def test_variants_cover_the_compat_flags() -> None:
         assert any(needle in f for f in flags), needle
 
 
+@pytest.mark.shared
 def test_all_leaves_is_one_request_per_leaf(shared: Path) -> None:
     path = shared / "corpus" / "pi-generated" / "branching.jsonl"
     data, _ = convert(path, {"all_leaves": True})
@@ -146,6 +149,7 @@ def test_all_leaves_is_one_request_per_leaf(shared: Path) -> None:
     assert check(data) == []
 
 
+@pytest.mark.shared
 def test_leaf_option_matches_leaf_goldens() -> None:
     leaf_entries = [v for v in VARIANTS if v["kind"] == "leaf"]
     assert leaf_entries
@@ -157,6 +161,7 @@ def test_leaf_option_matches_leaf_goldens() -> None:
         assert orjson.loads(data) == _pi_or_repaired(golden["openai_chat"], path, opts), entry["golden"]
 
 
+@pytest.mark.shared
 def test_messages_only_is_the_array(shared: Path) -> None:
     path = shared / "corpus" / "pi-generated" / "basic.jsonl"
     whole, _ = convert(path)
@@ -165,6 +170,7 @@ def test_messages_only_is_the_array(shared: Path) -> None:
     assert check(only) == []
 
 
+@pytest.mark.shared
 def test_tools_come_from_the_system_messages(shared: Path) -> None:
     body = orjson.loads(convert(shared / "corpus" / "pi-generated" / "basic.jsonl")[0])
     names = [t["function"]["name"] for t in body["tools"]]
@@ -173,6 +179,7 @@ def test_tools_come_from_the_system_messages(shared: Path) -> None:
     assert all("strict" not in t["function"] for t in body["tools"])
 
 
+@pytest.mark.shared
 def test_strict_tools_follow_pi(shared: Path) -> None:
     # chat-latest has compat.supportsStrictMode in pi's registry; the session's tools ask
     # for strict JSON-schema sampling "prefer".
@@ -188,6 +195,7 @@ def test_strict_tools_follow_pi(shared: Path) -> None:
             assert params["required"] == list(params.get("properties", {}))
 
 
+@pytest.mark.shared
 def test_output_is_deterministic(shared: Path) -> None:
     path = shared / "corpus" / "pi-generated" / "extensions.jsonl"
     assert convert(path)[0] == convert(path)[0]

@@ -82,6 +82,7 @@ def validators() -> tuple[Any, Any]:
     return jsonschema_rs.validator_for(schema), jsonschema.Draft202012Validator(schema)
 
 
+@pytest.mark.shared
 def test_same_verdict_on_outputs_and_mutations(shared: Any, validators: tuple[Any, Any]) -> None:
     fast, slow = validators
     rng = random.Random(14)
@@ -128,6 +129,7 @@ def test_a_lone_surrogate_is_judged_by_jsonschema() -> None:
     assert not _valid({**body, "messages": [{"role": "user", "content": 1}]})
 
 
+@pytest.mark.shared
 def test_a_conversion_whose_request_breaks_the_schema_fails(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

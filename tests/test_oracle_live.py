@@ -93,6 +93,7 @@ def _manifest() -> list[dict[str, Any]]:
     return oracle.load_manifest()
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("golden", _base_ids())
 def test_base_golden_is_what_pi_says(live: dict[str, dict[str, Any]], golden: str) -> None:
     got = oracle.keep(live[golden], oracle.BASE_KEYS)
@@ -100,6 +101,7 @@ def test_base_golden_is_what_pi_says(live: dict[str, dict[str, Any]], golden: st
     assert got == want, f"{golden} drifted from pi: {_first_difference(got, want)}"
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("entry", _manifest(), ids=lambda e: e["golden"])
 def test_variant_and_leaf_goldens_are_what_pi_says(
     live: dict[str, dict[str, Any]], entry: dict[str, Any]
@@ -114,6 +116,7 @@ def test_variant_and_leaf_goldens_are_what_pi_says(
     assert got == want, f"{entry['golden']} drifted from pi: {_first_difference(got, want)}"
 
 
+@pytest.mark.shared
 def test_every_corpus_file_has_a_golden_and_no_golden_is_orphaned() -> None:
     files = _corpus_or_unavailable()
     expected = {oracle.base_golden(corpus, path) for corpus, path in files}
@@ -139,6 +142,7 @@ def test_manifest_covers_the_required_variants() -> None:
     assert any(e["kind"] == "leaf" for e in oracle.load_manifest())
 
 
+@pytest.mark.shared
 def test_corpus_files_are_pristine() -> None:
     """The corpus is read-only reference: a file whose size differs from its MANIFEST.tsv was
     rewritten (pi migrates v1/v2 files in place when opened directly), and every golden built

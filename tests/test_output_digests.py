@@ -19,6 +19,8 @@ import pytest
 
 from .conftest import REPO, corpus_files, corpus_ids
 
+pytestmark = pytest.mark.shared  # every test here reads the reference material
+
 DIGESTS = REPO / "tests" / "data" / "output-digests.json"
 HOSTILE = sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
 EXAMPLES = sorted((REPO / "examples").glob("*.jsonl"))

@@ -15,7 +15,6 @@ import zipfile
 from pathlib import Path
 
 import piconv
-from conftest import SHARED
 
 REPO = Path(__file__).resolve().parent.parent
 LICENSE_EXPRESSION = "MIT AND BSD-3-Clause"
@@ -93,7 +92,7 @@ def test_the_sdist_builds_a_wheel_that_passes_the_sdists_tests(tmp_path: Path) -
     assert "piconv/converters/html/static/highlightjs/languages/typescript.min.js" in shipped
     assert shipped <= set(names), sorted(shipped - set(names))
 
-    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "PICONV_SHARED": str(SHARED)}
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     where = subprocess.run(
         [sys.executable, "-c", "import piconv; print(piconv.__file__)"],
         env=env,

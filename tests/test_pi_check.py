@@ -17,6 +17,7 @@ from piconv.pi.write import check_pi, line_problem
 SOURCES = corpus_files() + sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_session_written_back_passes_both_checks(path: Path) -> None:
     for options in ({}, {"migrate": True}):

@@ -392,6 +392,7 @@ def test_line_spanning_many_chunks_is_joined():
 # -- the corpora ----------------------------------------------------------------------------
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=[f"{p.parent.name}/{p.stem}" for p in CORPUS_FILES])
 def test_corpus_accounting(path):
     data = path.read_bytes()
@@ -409,6 +410,7 @@ def test_corpus_accounting(path):
         assert recovered == result
 
 
+@pytest.mark.shared
 def test_corpus_is_present():
     assert len(CORPUS_FILES) >= 20
     assert set(MALFORMED) <= {p.name for p in CORPUS_FILES}
@@ -478,6 +480,7 @@ def mutated_file(draw):
     return sep.join(lines) + draw(st.sampled_from([sep, b""])), i, how
 
 
+@pytest.mark.shared
 @PROPERTY
 @given(case=mutated_file(), recover=st.booleans())
 def test_mutated_corpus_lines_are_accounted_for(case, recover):

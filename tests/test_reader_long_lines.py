@@ -5,7 +5,6 @@ about two copies of the line at the most instead of three."""
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 import tracemalloc
@@ -13,7 +12,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import SHARED, SHARED_MISSING
 from hypothesis import given
 from hypothesis import strategies as st
 from piconv import jsonl as reader
@@ -28,8 +26,6 @@ from test_reader import (
     mutated_file,
     read_checked,
 )
-
-HANDLES_MISSING_REFERENCE = True  # only the test of corpus lines needs it (see conftest.py)
 
 LONG = reader.LONG_LINE_BYTES + 1000  # characters of a long line's text
 
@@ -155,8 +151,8 @@ def test_any_line_reads_the_same_through_the_long_path(data: bytes, step: int, r
     through_the_long_path(data, step, recover)
 
 
+@pytest.mark.shared
 @PROPERTY
-@pytest.mark.skipif(not (SHARED / "corpus").is_dir() and not os.environ.get("CI"), reason=SHARED_MISSING)
 @given(case=mutated_file(), step=st.integers(5, 400), recover=st.booleans())
 def test_real_lines_read_the_same_through_the_long_path(case, step: int, recover: bool) -> None:
     through_the_long_path(case[0], step, recover)

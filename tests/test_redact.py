@@ -258,6 +258,7 @@ def _texts(shared: Path) -> list[str]:
     )
 
 
+@pytest.mark.shared
 def test_the_semi_generic_fast_path_equals_the_plain_expression(shared: Path) -> None:
     rule = gitleaks.load().rules["generic-api-key"]
     assert rule.keyword_led
@@ -267,6 +268,7 @@ def test_the_semi_generic_fast_path_equals_the_plain_expression(shared: Path) ->
         assert fast == [m.span() for m in plain.finditer(text)]
 
 
+@pytest.mark.shared
 @pytest.mark.parametrize(
     "rule_id",
     ["vault-service-token", "jwt", "aws-access-token", "stripe-access-token", "sendgrid-api-token"],
@@ -323,6 +325,7 @@ def _reference_spans(strings: list[str]) -> set[tuple[int, int, int, str]]:
     return out
 
 
+@pytest.mark.shared
 def test_the_scanner_finds_what_the_plain_rules_find(shared: Path) -> None:
     from piconv.redaction.engine import Redactor
     from piconv.redaction.scan import Scanner

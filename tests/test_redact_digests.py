@@ -22,6 +22,8 @@ from redact_seed import HOME, SECRETS, seeded_session
 
 from .conftest import REPO, SHARED
 
+pytestmark = pytest.mark.shared  # every test here reads the reference material
+
 DIGESTS = REPO / "tests" / "data" / "redact-digests.json"
 FORMATS = ("asf", "openai", "ir", "pi", "markdown", "html")
 CORPUS = (

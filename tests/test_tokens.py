@@ -8,6 +8,7 @@ import io
 
 import orjson
 import piconv
+import pytest
 from conftest import session_bytes
 from piconv.bulk.worker import session_meta
 from piconv.inspect import summarize
@@ -72,6 +73,7 @@ def test_inspect_front_matter_and_the_archive_agree() -> None:
     assert "total: 1222" in front, front
 
 
+@pytest.mark.shared
 def test_the_large_corpus_session_is_no_longer_zero(shared) -> None:
     doc = piconv.load(str(shared / "corpus" / "pi" / "badlogic__pi-mono__large-session.jsonl"))
     tokens = summarize(doc)["tokens"]
