@@ -11,10 +11,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import SHARED
+from conftest import REPO, SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piconv import reader
+from piconv import jsonl
 from piconv.jsonl import MAX_LINE_BYTES, ReadResult, Record, iter_lines, read_records
 from piconv.problems import INFO_CODES, PROBLEM_CODES, READER_CODES, Problem
 
@@ -231,14 +231,14 @@ def test_surrogate_pair_is_no_problem():
 
 def test_fallback_parser_only_for_refused_lines(monkeypatch):
     calls = []
-    real = reader._decoder()
+    real = jsonl._decoder()
 
     class Counting:
         def raw_decode(self, text, pos):
             calls.append(pos)
             return real.raw_decode(text, pos)
 
-    monkeypatch.setattr(reader, "_decoder", lambda: Counting())
+    monkeypatch.setattr(jsonl, "_decoder", lambda: Counting())
     clean = b"\n".join([HEADER, ENTRY] * 50) + b"\n"
     assert read_records(clean).problems == []
     assert calls == []
@@ -379,7 +379,7 @@ def test_line_too_long_is_not_held_in_memory():
         tracemalloc.stop()
     assert codes(r) == [(1, "line-too-long")]
     assert [x.line for x in r.records] == [2]
-    assert peak < limit + 4 * reader.CHUNK_BYTES
+    assert peak < limit + 4 * jsonl.CHUNK_BYTES
 
 
 def test_line_spanning_many_chunks_is_joined():
@@ -505,7 +505,7 @@ def test_mutated_corpus_lines_are_accounted_for(case, recover):
 
 def test_reader_codes_are_declared():
     # Every code the reader can emit is a literal in its source; each must be declared.
-    source = (REPO / "core" / "reader.py").read_text(encoding="utf-8")
+    source = (REPO / "core" / "jsonl.py").read_text(encoding="utf-8")
     emitted = set(re.findall(r'Problem\(\s*\w+,\s*"([a-z0-9-]+)"', source))
     emitted |= set(re.findall(r'"(line-too-long|crlf)"', source))
     assert emitted == set(READER_CODES)
