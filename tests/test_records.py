@@ -12,12 +12,12 @@ import sys
 from typing import ClassVar
 
 import pytest
-from piconv import ir, plugins, problems, reader, readers, records, registry
+from piconv import inputformat, ir, jsonl, outputformat, plugins, problems, records
 
 NODES = sorted(
     (
         c
-        for module in (ir, plugins, problems, reader, readers, registry)
+        for module in (ir, plugins, problems, jsonl, inputformat, outputformat)
         for c in vars(module).values()
         if isinstance(c, type) and issubclass(c, records.Frozen) and c not in (records.Frozen, ir.Node)
     ),
@@ -44,8 +44,8 @@ def test_there_are_nodes() -> None:
     assert len(NODES) >= 36 and {
         ir.Entry,
         ir.Text,
-        registry.Converter,
-        readers.Reader,
+        outputformat.Converter,
+        inputformat.Reader,
         problems.Problem,
     } <= set(NODES)
 
@@ -147,11 +147,11 @@ def test_converting_makes_no_dataclass_metadata(tmp_path) -> None:
     )
     probe = (
         "import sys, piconv\n"
-        "from piconv import ir, records, registry, readers\n"
+        "from piconv import inputformat, ir, jsonl, outputformat, records\n"
         "doc = piconv.load(sys.argv[1])\n"
         "for fmt in ('ir', 'pi', 'openai', 'asf', 'markdown', 'html'):\n"
         "    assert piconv.convert_to_bytes(doc, fmt)\n"
-        "made = sorted(c.__name__ for m in (ir, registry, readers) for c in vars(m).values()\n"
+        "made = sorted(c.__name__ for m in (ir, jsonl, inputformat, outputformat) for c in vars(m).values()\n"
         "    if isinstance(c, type) and issubclass(c, records.Frozen)\n"
         "    and isinstance(c.__dict__.get('__dataclass_fields__'), dict))\n"
         "print(made)\n"
