@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import REPO, SHARED
+from conftest import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from piconv import jsonl
