@@ -34,8 +34,9 @@ levels; ``tests/test_asf_lines.py``)."""
 # Codes of the line reader that ASF tolerates and does not report: RFC 8259 lets a parser
 # ignore a byte order mark, and a CR before the LF is JSON whitespace.
 _TOLERATED = frozenset({"bom", "crlf"})
-# The line was kept, read by Python's json because orjson refused it: it can hold a
-# repeated member name, which only a second decode finds (see ijson_problem).
+# The line was kept, but its value holds a lone surrogate or an infinite number, which
+# orjson refuses: Python's json read it, and it may repeat a member name, which only a
+# second decode finds (see ijson_problem).
 _READ_BY_STDLIB = frozenset({"lone-surrogate", "infinite-number"})
 # Ways a line fails to be JSON: ``not-json`` in ASF, ``truncated`` on the last line.
 _UNPARSED = frozenset({"not-json", "glued-objects", "invalid-utf8", "nul-byte", "truncated-line"})
@@ -55,7 +56,7 @@ class Line(NamedTuple):
     code: str | None  # with no value: not-json, not-object, truncated, blank-line, too-deep, line-too-long
     message: str | None
     raw: bytes | bytearray | None = None  # the line's bytes, when asked for (keep_raw)
-    read_by_stdlib: bool = False  # orjson refused the line (a lone surrogate, 1e400): see ijson_problem
+    read_by_stdlib: bool = False  # a lone surrogate or 1e400 made orjson refuse it: see ijson_problem
 
 
 def iter_lines(source: Source, *, keep_raw: bool = False) -> Iterator[Line]:
