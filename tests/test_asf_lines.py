@@ -255,3 +255,15 @@ def test_every_code_a_skipped_line_gets_is_one_the_checker_documents() -> None:
     skipping = READER_CODES - _TOLERATED - _READ_BY_STDLIB
     got = {_skipped(1, code, "why; skipped", last=last).code for code in skipping for last in (False, True)}
     assert got <= set(CODES) and {"not-json", "truncated", "too-deep", "line-too-long"} <= got
+
+
+def test_a_number_beyond_every_binary64_is_not_ijson_and_found_at_once() -> None:
+    from piconv.converters.asf.read.lines import number_problem
+
+    assert (
+        number_problem(b'{"a":1e9999999}') == "number 1e9999999 is not I-JSON: no binary64 holds it exactly"
+    )
+    digits = b"9" * 5000  # more digits than Python parses into an int
+    assert number_problem(b'{"a":' + digits + b"}") is not None
+    assert number_problem(b'{"a":1e308,"b":-1.7976931348623157e308,"c":1e-999999}') is None
+    assert number_problem(b'{"a":9007199254740993}') is not None

@@ -130,20 +130,28 @@ def number_problem(body: bytes | bytearray) -> str | None:
     return None
 
 
+# Every binary64 is below 10**309: a number with a higher decimal exponent, or a whole
+# number of more digits, is not I-JSON, decided without building it as an integer
+# (1e999999999 would be a billion digits; Python parses no more than 4,300).
+_MAX_EXPONENT = 308
+
+
 def _exact_number_problem(raw: bytes | bytearray) -> str | None:
     """The first whole number in ``raw`` that fails the I-JSON test, spelled as written."""
     found: list[str] = []
 
     def parse_float(text: str) -> float:
         value = Decimal(text)
-        if value == value.to_integral_value() and not int_is_ijson(int(value)):
+        if value.adjusted() > _MAX_EXPONENT or (
+            value == value.to_integral_value() and not int_is_ijson(int(value))
+        ):
             found.append(text)
-        return float(text)
+        return 0.0  # only the spelling is looked at
 
     def parse_int(text: str) -> int:
-        if not int_is_ijson(int(text)):
+        if len(text.lstrip("-")) > _MAX_EXPONENT + 1 or not int_is_ijson(int(text)):
             found.append(text)
-        return int(text)
+        return 0
 
     try:
         json.loads(raw, parse_float=parse_float, parse_int=parse_int)
