@@ -1,5 +1,9 @@
 """Bytes to records: one JSON object per physical line, each with its line number.
 
+The one line reader of piconv: pi sessions (``piconv.pi``) and ASF files (the ``asf``
+reader and checker, ``piconv.converters.asf.lines``) are both read through it, so
+line splitting, decoding, the nesting limit and the line-size limit are defined here once.
+
 The reader never raises on bad data. Every physical line either yields a :class:`Record` or
 is reported by at least one :class:`~piconv.problems.Problem` with its line number; see
 ``docs/formats/pi-reader.md`` for every case and how pi 1.6.0 handles the same bytes.
@@ -22,7 +26,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import orjson
 
@@ -35,9 +39,9 @@ MAX_LINE_BYTES: int = 256 * 1024 * 1024
 
 MAX_DEPTH: int = 200
 """The deepest nesting of arrays and objects a line may hold (the line's own object is
-depth 1). Deeper lines are reported as ``too-deep`` and skipped: every writer adds a few
-levels of its own, and orjson serialises no more than 255, so this leaves each format room
-to write what the reader kept."""
+depth 1), unless the caller sets another (``max_depth``). Deeper lines are reported as
+``too-deep`` and skipped: every writer adds a few levels of its own, and orjson serialises
+no more than 255, so this leaves each format room to write what the reader kept."""
 
 
 def depth_over(value: Any, limit: int) -> bool:
@@ -58,14 +62,10 @@ def depth_over(value: Any, limit: int) -> bool:
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{[")
 
 
-def _too_deep(raw: bytes | bytearray, value: Any) -> bool:
+def _too_deep(raw: bytes | bytearray, value: Any, limit: int) -> bool:
     # Counting opening brackets (one scan in C that keeps only them) rules out almost every
     # line before any walk: a line cannot nest deeper than the brackets it holds.
-    return (
-        len(raw) > MAX_DEPTH
-        and len(raw.translate(None, _NOT_BRACKETS)) > MAX_DEPTH
-        and depth_over(value, MAX_DEPTH)
-    )
+    return len(raw) > limit and len(raw.translate(None, _NOT_BRACKETS)) > limit and depth_over(value, limit)
 
 
 # Big enough that per-chunk overhead vanishes, small enough to stay cache- and memory-friendly.
@@ -87,6 +87,9 @@ _INF = float("inf")
 class Record(Frozen):
     line: int  # 1-based physical line number
     value: dict  # the parsed JSON object, exactly as in the file
+    raw: bytes | bytearray | None = None
+    """The line's bytes (no newline; a CR before it kept) when the reader was asked for
+    them (``keep_raw``), else ``None``: the ASF checker reads numbers exactly from them."""
 
 
 # One Record per line: built through its slots, not the frozen dataclass's __init__.
@@ -212,9 +215,14 @@ def _file_chunks(path: str | os.PathLike, size: int) -> Iterator[bytes]:
 
 
 class _LineReader:
-    def __init__(self, recover_glued: bool, max_line_bytes: int) -> None:
+    def __init__(self, recover_glued: bool, max_line_bytes: int, max_depth: int, keep_raw: bool) -> None:
         self.recover_glued = recover_glued
         self.limit = max_line_bytes
+        self.max_depth = max_depth
+        self.keep_raw = keep_raw
+        # A kept line's bytes outlive its parsing anyway, so the long-line path, which
+        # exists to release them early, is not taken (see _long).
+        self.long_line = max_line_bytes if keep_raw else LONG_LINE_BYTES
         self.lines_read = 0
         self.crlf_seen = False
         self.held = bytearray()  # a long line on its way to _long, which takes it
@@ -225,6 +233,9 @@ class _LineReader:
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         limit = self.limit
+        max_depth = self.max_depth
+        keep_raw = self.keep_raw
+        long_line = self.long_line
         # A line that runs past the chunk it began in, gathered in one buffer: pieces and
         # then their join would hold a long line twice.
         pending = bytearray()
@@ -262,7 +273,7 @@ class _LineReader:
                     lineno += 1
                     yield self._too_long(lineno, pending_len + len(parts[0]))
                     start = 1
-                elif pending_len + len(parts[0]) > LONG_LINE_BYTES:
+                elif pending_len + len(parts[0]) > long_line:
                     pending += parts[0]
                     lineno += 1
                     start = 1
@@ -290,12 +301,12 @@ class _LineReader:
                 if type(value) is not dict:
                     yield from self._diagnose(raw, lineno, final=False)
                     continue
-                if _too_deep(raw, value):
+                if _too_deep(raw, value, max_depth):
                     yield self._deep(lineno)
                     continue
                 if check_cr and not self.crlf_seen and raw.endswith(b"\r"):
                     yield self._crlf(lineno)
-                yield make_record(lineno, value)
+                yield make_record(lineno, value, raw if keep_raw else None)
             if tail:
                 pending += tail
                 pending_len += len(tail)
@@ -307,7 +318,7 @@ class _LineReader:
         if discarded >= 0:
             lineno += 1
             yield self._too_long(lineno, discarded)
-        elif len(pending) > LONG_LINE_BYTES:
+        elif len(pending) > long_line:
             lineno += 1
             self.held = pending
             del pending
@@ -324,12 +335,12 @@ class _LineReader:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
             value = None
-        if type(value) is dict and _too_deep(raw, value):
+        if type(value) is dict and _too_deep(raw, value, self.max_depth):
             yield self._deep(lineno)
         elif type(value) is dict:
             if not self.crlf_seen and raw.endswith(b"\r"):
                 yield self._crlf(lineno)
-            yield Record(lineno, value)
+            yield Record(lineno, value, raw if self.keep_raw else None)
         else:
             yield from self._diagnose(raw, lineno, final=final)
 
@@ -366,7 +377,7 @@ class _LineReader:
         value = values[0] if error is None and len(values) == 1 and type(values[0]) is dict else None
         odd = _oddities(value) if value is not None else (False, False)
         if isinstance(error, RecursionError) or (
-            value is not None and odd == (False, False) and depth_over(value, MAX_DEPTH)
+            value is not None and odd == (False, False) and depth_over(value, self.max_depth)
         ):
             # Too deep for one parser or the depth limit: whether orjson would have read it
             # decides which problems, so it reads it again (a rare line, at its old cost).
@@ -386,10 +397,9 @@ class _LineReader:
             yield from self._judge(values, error, stop, lineno, final=final, starts_with_bom=starts_with_bom)
 
     # -- problems ----------------------------------------------------------------------
-    @staticmethod
-    def _deep(lineno: int) -> Problem:
+    def _deep(self, lineno: int) -> Problem:
         return Problem(
-            lineno, "too-deep", f"arrays or objects nested deeper than {MAX_DEPTH} levels; skipped"
+            lineno, "too-deep", f"arrays or objects nested deeper than {self.max_depth} levels; skipped"
         )
 
     def _too_long(self, lineno: int, size: int) -> Problem:
@@ -435,7 +445,7 @@ class _LineReader:
 
         values, error, stop = _split_values(text)
         yield from self._judge(
-            values, error, stop, lineno, final=final, starts_with_bom=text.startswith("\ufeff")
+            values, error, stop, lineno, final=final, starts_with_bom=text.startswith("\ufeff"), raw=raw
         )
 
     def _judge(
@@ -447,8 +457,10 @@ class _LineReader:
         *,
         final: bool,
         starts_with_bom: bool,
+        raw: bytes | bytearray | None = None,
     ) -> Iterator[Record | Problem]:
-        """The problems and records of a line Python's ``json`` read as ``values``."""
+        """The problems and records of a line Python's ``json`` read as ``values`` (from
+        the bytes ``raw``, when the caller still holds them)."""
         if isinstance(error, RecursionError):
             yield Problem(lineno, "too-deep", "arrays or objects nested too deeply to parse; skipped")
             return
@@ -475,7 +487,7 @@ class _LineReader:
             if type(value) is not dict:
                 yield Problem(lineno, "not-object", f"the line is {_kind(value)}, not a JSON object; skipped")
                 return
-            yield from self._keep(lineno, value)
+            yield from self._keep(lineno, value, raw)
             return
         if not all(type(v) is dict for v in values):
             kinds = ", ".join(_kind(v) if type(v) is not dict else "an object" for v in values)
@@ -490,11 +502,11 @@ class _LineReader:
             return
         yield Problem(lineno, "glued-objects", f"{len(values)} JSON objects glued on one line; each kept")
         for value in values:
-            yield from self._keep(lineno, value)
+            yield from self._keep(lineno, value, raw)
 
-    def _keep(self, lineno: int, value: dict) -> Iterator[Record | Problem]:
+    def _keep(self, lineno: int, value: dict, raw: bytes | bytearray | None) -> Iterator[Record | Problem]:
         """A Record orjson could not make, with the reason the stdlib had to."""
-        if depth_over(value, MAX_DEPTH):
+        if depth_over(value, self.max_depth):
             yield self._deep(lineno)
             return
         surrogate, infinite = _oddities(value)
@@ -504,10 +516,10 @@ class _LineReader:
             )
         if infinite:
             yield Problem(lineno, "infinite-number", "a number is beyond the double range; kept as infinity")
-        yield Record(lineno, value)
+        yield Record(lineno, value, raw if self.keep_raw else None)
 
 
-def _chunks(source: BinaryIO | bytes | str | os.PathLike) -> Iterable[bytes]:
+def _chunks(source: IO[bytes] | bytes | str | os.PathLike) -> Iterable[bytes]:
     if isinstance(source, bytes):
         return (source,) if source else ()
     if isinstance(source, (bytearray, memoryview)):
@@ -518,28 +530,33 @@ def _chunks(source: BinaryIO | bytes | str | os.PathLike) -> Iterable[bytes]:
 
 
 def iter_lines(
-    source: BinaryIO | bytes | str | os.PathLike,
+    source: IO[bytes] | bytes | str | os.PathLike,
     *,
     recover_glued: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
+    max_depth: int = MAX_DEPTH,
+    keep_raw: bool = False,
 ) -> Iterator[Record | Problem]:
     """Yield a Record or one or more Problems for every physical line, in file order.
 
     ``source`` is a path (``str`` or path-like), the file's bytes, or a binary stream such
     as ``sys.stdin.buffer``. A line's Problems come before its Record(s). With
-    ``recover_glued`` a line holding several glued objects yields each as a Record.
+    ``recover_glued`` a line holding several glued objects yields each as a Record. A
+    line longer than ``max_line_bytes`` or nested deeper than ``max_depth`` is a problem.
+    With ``keep_raw`` each Record carries its line's bytes (``Record.raw``).
     """
-    return _LineReader(recover_glued, max_line_bytes).run(_chunks(source))
+    return _LineReader(recover_glued, max_line_bytes, max_depth, keep_raw).run(_chunks(source))
 
 
 def read_records(
-    source: BinaryIO | bytes | str | os.PathLike,
+    source: IO[bytes] | bytes | str | os.PathLike,
     *,
     recover_glued: bool = False,
     max_line_bytes: int = MAX_LINE_BYTES,
+    max_depth: int = MAX_DEPTH,
 ) -> ReadResult:
     """Read everything :func:`iter_lines` yields into one :class:`ReadResult`."""
-    reader = _LineReader(recover_glued, max_line_bytes)
+    reader = _LineReader(recover_glued, max_line_bytes, max_depth, keep_raw=False)
     records: list[Record] = []
     problems: list[Problem] = []
     add_record = records.append

@@ -21,6 +21,7 @@ CONVERTER_MAY_IMPORT = {
     "piconv.validation",
     "piconv.hookspecs",
     "piconv.errors",
+    "piconv.jsonl",
     "piconv.converters.common",
 }
 

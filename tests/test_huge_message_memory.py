@@ -14,8 +14,7 @@ from typing import Any
 import orjson
 import piconv
 import pytest
-from piconv import Report
-from piconv import jsonl as reader
+from piconv import Report, jsonl
 from piconv.converters.markdown import blocks, checker, render, write, writer
 from piconv.converters.markdown import escape as esc
 from piconv.converters.markdown.images import Images
@@ -143,14 +142,14 @@ def test_one_huge_message_peaks_within_3x_its_line(tmp_path: Path, kind: str, wh
 @pytest.mark.parametrize("fmt", ["markdown", "html"])
 @pytest.mark.parametrize(("kind", "where"), SHAPES)
 def test_the_output_is_the_whole_copy_paths_output(tmp_path: Path, kind: str, where: str, fmt: str) -> None:
-    data, _ = session(kind, reader.LONG_LINE_BYTES + 100_000, where)
+    data, _ = session(kind, jsonl.LONG_LINE_BYTES + 100_000, where)
     source = tmp_path / "s.jsonl"
     source.write_bytes(data)
     peak_rss(source, fmt, tmp_path / "out")
     with pytest.MonkeyPatch.context() as patch:
         # Every line straight to orjson, every block joined into one string before it is
         # written and checked.
-        patch.setattr(reader, "LONG_LINE_BYTES", 1 << 62)
+        patch.setattr(jsonl, "LONG_LINE_BYTES", 1 << 62)
         emit = writer.emit
 
         def joined(out: Any, report: Report, head: str, body: Any, sink: Any = None) -> None:

@@ -14,7 +14,7 @@ import pytest
 from conftest import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from piconv import jsonl as reader
+from piconv import jsonl
 from piconv.jsonl import MAX_LINE_BYTES, ReadResult, Record, iter_lines, read_records
 from piconv.problems import INFO_CODES, PROBLEM_CODES, READER_CODES, Problem
 
@@ -231,14 +231,14 @@ def test_surrogate_pair_is_no_problem():
 
 def test_fallback_parser_only_for_refused_lines(monkeypatch):
     calls = []
-    real = reader._decoder()
+    real = jsonl._decoder()
 
     class Counting:
         def raw_decode(self, text, pos):
             calls.append(pos)
             return real.raw_decode(text, pos)
 
-    monkeypatch.setattr(reader, "_decoder", lambda: Counting())
+    monkeypatch.setattr(jsonl, "_decoder", lambda: Counting())
     clean = b"\n".join([HEADER, ENTRY] * 50) + b"\n"
     assert read_records(clean).problems == []
     assert calls == []
@@ -379,7 +379,7 @@ def test_line_too_long_is_not_held_in_memory():
         tracemalloc.stop()
     assert codes(r) == [(1, "line-too-long")]
     assert [x.line for x in r.records] == [2]
-    assert peak < limit + 4 * reader.CHUNK_BYTES
+    assert peak < limit + 4 * jsonl.CHUNK_BYTES
 
 
 def test_line_spanning_many_chunks_is_joined():

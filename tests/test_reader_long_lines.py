@@ -14,7 +14,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from piconv import jsonl as reader
+from piconv import jsonl
 from piconv.jsonl import read_records
 from test_reader import (
     ENTRY,
@@ -27,10 +27,10 @@ from test_reader import (
     read_checked,
 )
 
-LONG = reader.LONG_LINE_BYTES + 1000  # characters of a long line's text
+LONG = jsonl.LONG_LINE_BYTES + 1000  # characters of a long line's text
 
 
-def shown(result: reader.ReadResult) -> tuple[list[str], list[object], int]:
+def shown(result: jsonl.ReadResult) -> tuple[list[str], list[object], int]:
     """The result with the values' exact types and key order (``1 == 1.0`` and equal
     dicts in another order would pass ``==``)."""
     return [repr((r.line, r.value)) for r in result.records], result.problems, result.lines_read
@@ -42,7 +42,7 @@ def long_line(**members: object) -> bytes:
     return b'{"type":"message","text":"' + b'ab\\n\\"cd\\u00e9 ' * (LONG // 14) + b'"' + rest + b"}"
 
 
-def both_paths(data: bytes) -> reader.ReadResult:
+def both_paths(data: bytes) -> jsonl.ReadResult:
     """Reads ``data`` whole (each line straight to orjson) and through a stream that
     splits it into chunks (its long lines through the long path); checks they agree."""
     whole = read_checked(data)
@@ -141,7 +141,7 @@ def through_the_long_path(data: bytes, step: int, recover: bool) -> None:
     line takes the long path: the result is the one the whole bytes give."""
     expected = read_records(data, recover_glued=recover)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(reader, "LONG_LINE_BYTES", 0)
+        patch.setattr(jsonl, "LONG_LINE_BYTES", 0)
         assert shown(read_records(Trickle(data, step), recover_glued=recover)) == shown(expected)
 
 

@@ -147,11 +147,11 @@ def test_converting_makes_no_dataclass_metadata(tmp_path) -> None:
     )
     probe = (
         "import sys, piconv\n"
-        "from piconv import ir, records, outputformat, inputformat\n"
+        "from piconv import inputformat, ir, jsonl, outputformat, records\n"
         "doc = piconv.load(sys.argv[1])\n"
         "for fmt in ('ir', 'pi', 'openai', 'asf', 'markdown', 'html'):\n"
         "    assert piconv.convert_to_bytes(doc, fmt)\n"
-        "made = sorted(c.__name__ for m in (ir, outputformat, inputformat) for c in vars(m).values()\n"
+        "made = sorted(c.__name__ for m in (ir, jsonl, inputformat, outputformat) for c in vars(m).values()\n"
         "    if isinstance(c, type) and issubclass(c, records.Frozen)\n"
         "    and isinstance(c.__dict__.get('__dataclass_fields__'), dict))\n"
         "print(made)\n"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from piconv.pi import model as pimodel
 from piconv.ir import AssistantMessage, Cost, Usage, UserMessage
+from piconv.pi import model as pimodel
 
 
 @pytest.mark.parametrize(

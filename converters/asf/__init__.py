@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from piconv.ir import Document, Issue
     from piconv.report import Report
 
-    from .read.lines import Source
+    from .lines import Source
 
 __all__ = [
     "check",

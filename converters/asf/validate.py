@@ -26,9 +26,9 @@ from piconv.ir import Issue
 from . import schemas
 from .checks import format_supported
 from .ids import ENVELOPE, CanonicalError, envelope_id, is_canonical_ts
-from .jcs import canonical, is_plain
+from .jcs import canonical
+from .lines import Source, ijson_problem, iter_lines
 from .links import Ancestry
-from .read.lines import Source, iter_raw_lines, number_problem, open_source
 
 __all__ = ["CODES", "check", "validate_asf"]
 
@@ -39,6 +39,8 @@ CODES = {
     "not-json": "a line that does not parse as JSON",
     "not-object": "a line that is JSON but not an object",
     "blank-line": "an empty line",
+    "too-deep": "arrays or objects nested deeper than the reader's limit (ASF_MAX_DEPTH)",
+    "line-too-long": "a line longer than the reader's limit (256 MiB), not held in memory",
     "header-missing": "the first line is not a session header",
     "header-repeated": "a session header after the first line",
     "format-unsupported": "a format string this validator does not read",
@@ -63,15 +65,6 @@ def _schema_issues(lineno: int, value: dict[str, Any]) -> list[Issue]:
 
 def validate_asf(source: Source) -> list[Issue]:
     """Every problem in the ASF file at ``source`` (a path, bytes or a binary stream)."""
-    stream, close = open_source(source)
-    try:
-        return _validate(stream)
-    finally:
-        if close:
-            stream.close()
-
-
-def _validate(stream: Any) -> list[Issue]:
     issues: list[Issue] = []
     add = issues.append
     is_valid = schemas.validator().is_valid
@@ -79,16 +72,15 @@ def _validate(stream: Any) -> list[Issue]:
     call_ids: dict[str, int] = {}
     header: dict[str, Any] | None = None
     deferred_base: tuple[int, str] | None = None
-    for lineno, raw, value, code, message in iter_raw_lines(stream, exact_numbers=False):
+    for line in iter_lines(source, keep_raw=True):
         if len(issues) >= MAX_ISSUES:
             break
+        lineno, value, code, message = line.line, line.value, line.code, line.message
         plain = False
-        if value is not None and code is None:
-            plain = is_plain(value)
-            if not plain:  # only a float or a big integer can be a whole number no binary64 holds
-                message = number_problem(raw)
-                if message is not None:
-                    code = "not-ijson"
+        if value is not None:
+            plain, message = ijson_problem(line)
+            if message is not None:
+                code = "not-ijson"
         if code is not None:
             add(Issue(lineno, code, message or code))
         if value is None:

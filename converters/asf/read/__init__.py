@@ -3,8 +3,9 @@ piconv or another writer, read into the IR.
 
 Registered through the same ``register_readers`` hook a third-party reader uses. Nothing
 of the reading is imported until a file is detected or read. Module by module: ``lines``
-(bytes to ``(line, value)``), ``document`` (the file into the IR), ``entries``,
-``restore`` and ``unnormalise`` (piconv's own records back as pi wrote them), ``foreign``
+(ASF's lines, read by the one JSONL line reader, ``piconv.jsonl``), ``document`` (the
+file into the IR), ``entries``, ``restore`` and ``unnormalise`` (piconv's own records back
+as pi wrote them), ``foreign``
 (another writer's items as IR messages), ``context`` (RFC 0001's context at a leaf),
 ``rule`` (the context rule a document carries), ``detection``.
 """

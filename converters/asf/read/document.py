@@ -1,6 +1,6 @@
 """The ``asf`` reader: an ``agentsession/0.11`` file into the IR.
 
-Every line is parsed (``reader.py``) and undone from I-JSON normalisation
+Every line is read by the one JSONL line reader (``lines.py`` over ``piconv.jsonl``) and undone from I-JSON normalisation
 (``unnormalise.py``); ids and parents are checked as they are read: an entry with no id,
 or an id the file already used, is reported with its line and skipped; a parent that is
 not an earlier entry is reported and the entry kept as a root. Nothing else is refused.
@@ -22,10 +22,10 @@ from typing import IO, Any
 from piconv import ir
 from piconv.ir import replace
 
+from ..lines import iter_lines
 from . import foreign
 from .context import AsfFile, resume_leaf
 from .entries import body
-from .lines import iter_lines
 from .restore import extra
 from .rule import AsfContext
 from .unnormalise import restore
@@ -45,9 +45,10 @@ def _lines(
     entries: list[tuple[int, JSONDict]] = []
     seen: set[str] = set()
     lineno = 0
-    for lineno, value, code, message in iter_lines(stream, exact_numbers=False):
+    for line in iter_lines(stream):
+        lineno, value = line.line, line.value
         if value is None:
-            issues.append(ir.Issue(lineno, code or "unreadable", (message or "") + "; skipped"))
+            issues.append(ir.Issue(lineno, line.code or "unreadable", f"{line.message}; skipped"))
             continue
         if value.get("type") == "session":
             if lineno == 1:
