@@ -544,58 +544,6 @@ def _random_fence(rng: Any) -> str:
     return "\n".join([*lines, closer]) + ("\n\n" if rng.random() < 0.9 else rng.choice(("\n", "")))
 
 
-def _random_block(rng: Any) -> str:
-    fences = "".join(_random_fence(rng) for _ in range(rng.randrange(3)))
-    result = "".join(_random_fence(rng) for _ in range(rng.randrange(4)))
-    if rng.random() < 0.2:
-        result += "Plain words\n\n"
-    details = (
-        "<details>\n<summary>Result</summary>\n\n"
-        + result
-        + "</details>\n"
-        + rng.choice(("\n", "\n", "", "x"))
-    )
-    return "**Tool call** `t`\n\n" + fences + details
-
-
-def _answer(function: Any, buf: str, start: int, limit: int, final: bool) -> int | str:
-    from piconv.converters.markdown import regions as rg
-
-    try:
-        return function(buf, start, limit, final, rg.risky_lines(2))
-    except rg.More:
-        return "more"
-
-
-def test_call_and_result_regexes_end_where_the_python_path_ends(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A whole call and its result are matched by one regex where it can; where it
-    matches, the block ends exactly where the step-by-step path says (which decides
-    wherever the regex does not match), also on a buffer cut short."""
-    import random
-
-    from piconv.converters.markdown import regions as rg
-
-    if rg.FAST_CALL is None:
-        pytest.skip("the one-regex path needs Python 3.11")
-    rng = random.Random(5)
-    fast_hits = 0
-    for _ in range(3000):
-        buf = _random_block(rng)
-        details = buf.index("<details>")
-        limits = [(len(buf), True), (len(buf), False), (rng.randrange(len(buf) + 1), False)]
-        for limit, final in limits:
-            cut = buf[:limit]
-            for function, start in ((rg.call_block, 0), (rg.fenced_block, details)):
-                fast = _answer(function, cut, start, limit, final)
-                with monkeypatch.context() as m:
-                    m.setattr(rg, "FAST_CALL", None)
-                    m.setattr(rg, "FAST_RESULT", None)
-                    slow = _answer(function, cut, start, limit, final)
-                assert fast == slow, (cut, limit, final, function.__name__)
-            fast_hits += rg.FAST_CALL.match(cut, 0, limit) is not None
-    assert fast_hits > 100  # the regex matches a good share, among them blocks with runs inside
-
-
 @pytest.mark.parametrize("first", ["## 2. Turn", "  ## 2. Turn", "# Title", "===", "  ---"])
 def test_a_heading_on_the_first_line_of_a_block_keeps_it_from_being_left_out(first: str) -> None:
     """The search for lines that could make a heading starts on the block's first line
@@ -641,48 +589,3 @@ _PROSE_LINES = (
     "Plain words", "a `b` c", "x ``y`` z", "a ``` b", "~~ x ~~", "x ~~~", "<b>", "a [b] c", "# One", "## Two",
     "### Three", "  ## Two", "\t# One", "##", "##x", "===", "  ---", "- item", "---x", "> quote", "1. item", "`",
 )  # fmt: skip
-
-
-def _random_prose(rng: Any) -> str:
-    """A block of lines that a check may or may not read, then what follows it."""
-    lines = [rng.choice(_PROSE_LINES) for _ in range(rng.randrange(1, 5))]
-    if rng.random() < 0.5:
-        lines = [
-            line for line in lines if line[0] not in "#<[ \t=-" and "```" not in line and "~~~" not in line
-        ] or ["Words"]
-    after = rng.choice(
-        ("\n\nNext\n", "\n\nNext\n", "\n\n  indented\n", "\n\n\n", "\n\n", "\nmore\n\nNext\n", "")
-    )
-    return "\n\n" + "\n".join(lines) + after
-
-
-@pytest.mark.parametrize("turn_level", [2, 3])
-def test_prose_regex_ends_where_the_python_path_ends(
-    monkeypatch: pytest.MonkeyPatch, turn_level: int
-) -> None:
-    """A prose block is taken by one regex where it can; where it matches, the block ends
-    exactly where the step-by-step path says, also on a buffer cut short."""
-    import random
-
-    from piconv.converters.markdown import regions as rg
-
-    if rg.fast_prose(rg.risky_lines(turn_level).pattern) is None:
-        pytest.skip("the one-regex path needs Python 3.11")
-    rng = random.Random(7)
-    risky = rg.risky_lines(turn_level)
-    fast_hits = 0
-    for _ in range(4000):
-        buf = _random_prose(rng)
-        for limit, final in ((len(buf), True), (len(buf), False), (rng.randrange(2, len(buf) + 1), False)):
-            answers = []
-            for fast in (True, False):
-                with monkeypatch.context() as m:
-                    if not fast:
-                        m.setattr(rg, "fast_prose", lambda pattern: None)
-                    try:
-                        answers.append(rg.prose_block(buf[:limit], 2, limit, final, risky))
-                    except rg.More:
-                        answers.append(-1)
-            assert answers[0] == answers[1], (buf[:limit], final)
-            fast_hits += rg.fast_prose(risky.pattern).match(buf[:limit], 2, limit) is not None
-    assert fast_hits > 500

@@ -3,20 +3,12 @@
 :class:`.sections.Splitter` proposes a region where one of our blocks starts (a prose
 block after a blank line, a tool call with its result, a result block); the functions
 here say where it ends, or 0 when it holds something a check reads or does not leave the
-top level clean after the blank line that follows it. Each has a step-by-step reading and,
-from Python 3.11 on, one regex that decides the usual case in one pass (:data:`FAST`); a
-test holds the two equal.
+top level clean after the blank line that follows it.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
-
-# Possessive repeats and atomic groups came with Python 3.11: before it, the one-regex
-# paths below are off and the step-by-step ones decide alone.
-FAST = sys.version_info >= (3, 11)
 
 _REGION_HEAD = re.compile(r"<details>\n<summary>[^<>\n]*</summary>\n\n")
 _FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)\n")
@@ -56,11 +48,6 @@ def prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str
     either starts another list item (at the same depth as a list that starts afresh)
     or closes the list. The sentinel that stands for the block shows that no fence or
     HTML block was open where it starts."""
-    fast = fast_prose(risky.pattern)
-    if fast is not None and p and buf[p - 1] == "\n":
-        m = fast.match(buf, p, limit)
-        if m is not None:
-            return m.end() - 1
     end = buf.find("\n\n", p, limit)
     if end < 0:
         if not final and limit - p < PROSE_CHARS:
@@ -84,22 +71,6 @@ def prose_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str
     if p == 0 or buf[p - 1] != "\n" or risky.search(buf, p - 1, end) is not None:
         return 0  # (a block is always after a blank line: the first test is a safeguard)
     return end
-
-
-@functools.lru_cache(maxsize=4)
-def fast_prose(risky: str) -> re.Pattern[str] | None:
-    """The blocks :func:`prose_block` takes, with a line after the blank line, as one
-    regex (``risky``: the pattern of :func:`risky_lines`): one pass in C where the step-by-step
-    path makes six and its calls. A match ends one character after where that path
-    ends; where there is none (any doubt, or the buffer ends too soon), that path
-    decides. Needs Python 3.11 (possessive repeats)."""
-    if not FAST:
-        return None
-    assert risky.startswith(r"\n")
-    line = risky[2:]  # without the newline it is led by: a lookahead at each line start
-    return re.compile(
-        rf"(?!{line})(?:[^<\[\n`~]++|`(?!``)|~(?!~~)|\n(?!\n)(?!{line}))*+\n\n(?=[^ \t\n])", re.MULTILINE
-    )
 
 
 def closer(buf: str, pos: int, limit: int, char: str, length: int) -> tuple[int, int]:
@@ -130,10 +101,6 @@ def fenced_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[st
     block, fences, blocks no check reads and an HTML block, all at the top level,
     whatever comes before it, as long as its first line opens an HTML block there
     (which the checker verifies on the sentinel that replaces it)."""
-    if FAST_RESULT is not None:
-        fast = FAST_RESULT.match(buf, p, limit)
-        if fast is not None:
-            return fast.end()
 
     def need(end: int) -> None:
         if end > limit and not final:
@@ -193,10 +160,6 @@ def call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]
     skip (no ``<`` or ``[``), and the fences and the result block then parse as they do
     after a blank line anywhere. So the call passes every check, changes no count, and
     leaves the top level as it found it: one sentinel stands for all of it."""
-    if FAST_CALL is not None:
-        fast = FAST_CALL.match(buf, p, limit)
-        if fast is not None:
-            return fast.end()
 
     def need(end: int) -> None:
         if end > limit and not final:
@@ -232,39 +195,3 @@ def call_block(buf: str, p: int, limit: int, final: bool, risky: re.Pattern[str]
         need(q + len("<details>\n") + 1)
         return 0
     return fenced_block(buf, q, limit, final, risky)
-
-
-def _fast_fence(name: str, char: str) -> str:
-    r"""A fenced block as :func:`call_block` and :func:`fenced_block` take it (closed by a
-    line of the fence character only, at least as long as the opener, then a blank line),
-    as a regex: its content is run through at C speed instead of by ``closer``'s
-    ``find`` loop and the Python around it.
-
-    The content may hold the fence character, but only in runs that :func:`closer` would
-    not take for a closer: a run with a non-space character just before it or anywhere
-    after it on its line, or one shorter than the opener. ``\s``/``\S`` are
-    ``str.isspace``, what ``strip`` removes. Any other run (maybe a closer under some
-    reading) makes the match fail and the Python path decide, so a match ends exactly
-    where that path ends. The opener's run is possessive (a shorter marker would change
-    which lines close it; a tilde fence's info may start where it ends), and so are the
-    repeats, which keeps a failure linear."""
-    c = re.escape(char)
-    info = r"[^`\n]*" if char == "`" else r"[^\n]*"  # a backtick fence's info holds no backtick
-    run_ok = rf"(?:(?<=\S)|(?!(?P={name}))|(?={c}++[^\S\n]*\S))"
-    return rf"(?>(?P<{name}>{c}{{3,}}+){info}\n(?:[^{c}]++|{run_ok}{c}++)*+(?<=\n)(?P={name}){c}*+\n\n)"
-
-
-def _fast_fences(tag: str) -> str:
-    return f"(?:{_fast_fence(tag + 'b', '`')}|{_fast_fence(tag + 't', '~')})"
-
-
-def _fast_result(tag: str) -> str:
-    """A result block holding fences only, as :func:`fenced_block` takes it, up to the
-    blank line after it (which must be there, not the end of the buffer)."""
-    return rf"<details>\n<summary>[^<>\n]*</summary>\n\n{_fast_fences(tag)}+</details>\n(?=\n)"
-
-
-FAST_RESULT = re.compile(_fast_result("r")) if FAST else None
-FAST_CALL = (
-    re.compile(rf"\*\*Tool call\*\* [^\n<\[]*\n\n{_fast_fences('c')}*{_fast_result('r')}") if FAST else None
-)
