@@ -91,10 +91,9 @@ def _needs_utf16_sort(keys: Any) -> bool:
     return any(not k.isascii() and any(ord(c) > 0xFFFF for c in k) for k in keys)
 
 
-def _prepare_slow(value: Any) -> Any:
+def _prepare(value: Any) -> Any:
     """``value`` with every piece orjson would render differently replaced by a
-    fragment; the same object when nothing needs replacing. One call per value: kept
-    as the plain reading of :func:`_prepare` and for its exact error messages."""
+    fragment; the same object when nothing needs replacing."""
     t = type(value)
     if t is str or t is bool or value is None or t is _Fragment:
         return value
@@ -114,7 +113,7 @@ def _prepare_slow(value: Any) -> Any:
             return orjson.Fragment(_dict_text(value))
         out = None
         for k, v in value.items():
-            p = _prepare_slow(v)
+            p = _prepare(v)
             if p is not v:
                 if out is None:
                     out = dict(value)
@@ -123,7 +122,7 @@ def _prepare_slow(value: Any) -> Any:
     if t is list or t is tuple:
         changed = None
         for i, v in enumerate(value):
-            p = _prepare_slow(v)
+            p = _prepare(v)
             if p is not v:
                 if changed is None:
                     changed = list(value)
@@ -132,69 +131,6 @@ def _prepare_slow(value: Any) -> Any:
     if isinstance(value, (int, float)):  # subclasses (bool handled above): treat as numbers
         return orjson.Fragment(number_text(value))
     raise CanonicalError(f"not a JSON value: {type(value).__name__}")
-
-
-def _prepare(value: Any) -> Any:
-    """:func:`_prepare_slow` with a call per container only: strings, ``None``, booleans
-    and safe integers inside a container are passed over in its loop. Key types are left
-    to orjson (which refuses non-string keys; :func:`canonical` then asks the slow walk
-    for the message)."""
-    t = type(value)
-    if t is dict:
-        return _prepare_dict(value)
-    if t is list or t is tuple:
-        return _prepare_list(value)
-    return _prepare_slow(value)
-
-
-def _prepare_dict(value: dict[Any, Any]) -> Any:
-    try:
-        keys = "".join(value)
-    except TypeError:
-        return _prepare_slow(value)  # a non-string key: the slow walk raises
-    if not keys.isascii() and _SUPPLEMENTARY.search(keys):
-        return _prepare_slow(value)  # UTF-16 key order (and the exact key-type check)
-    out = None
-    lo, hi = -_SAFE_INT, _SAFE_INT
-    for k, v in value.items():
-        t = type(v)
-        if t is str or v is None or t is bool or (t is int and lo <= v <= hi):
-            continue
-        if t is dict:
-            p = _prepare_dict(v)
-        elif t is list or t is tuple:
-            p = _prepare_list(v)
-        elif t is float:
-            p = orjson.Fragment(_float_text(v))
-        else:
-            p = _prepare_slow(v)
-        if p is not v:
-            if out is None:
-                out = dict(value)
-            out[k] = p
-    return value if out is None else out
-
-
-def _prepare_list(value: list[Any] | tuple[Any, ...]) -> Any:
-    changed = None
-    lo, hi = -_SAFE_INT, _SAFE_INT
-    for i, v in enumerate(value):
-        t = type(v)
-        if t is str or v is None or t is bool or (t is int and lo <= v <= hi):
-            continue
-        if t is dict:
-            p = _prepare_dict(v)
-        elif t is list or t is tuple:
-            p = _prepare_list(v)
-        elif t is float:
-            p = orjson.Fragment(_float_text(v))
-        else:
-            p = _prepare_slow(v)
-        if p is not v:
-            if changed is None:
-                changed = list(value)
-            changed[i] = p
-    return value if changed is None else changed
 
 
 def _float_text(value: float) -> str:
@@ -214,7 +150,7 @@ def _float_text(value: float) -> str:
 def _dict_text(value: dict[str, Any]) -> bytes:
     parts = []
     for k in sorted(value, key=_utf16_key):
-        parts.append(_dump(k) + b":" + _dump(_prepare_slow(value[k])))
+        parts.append(_dump(k) + b":" + _dump(_prepare(value[k])))
     return b"{" + b",".join(parts) + b"}"
 
 
@@ -298,11 +234,11 @@ def canonical(value: Any) -> bytes:
         try:
             data = orjson.dumps(value, option=_OPTS)
         except orjson.JSONEncodeError:
-            return _dump(_prepare_slow(value))  # a lone surrogate, a key no str: says why
+            return _dump(_prepare(value))  # a lone surrogate, a key no str: says why
         if data.isascii() or not _has_supplementary(data):
             return data
     try:
         return orjson.dumps(_prepare(value), option=_OPTS)
     except orjson.JSONEncodeError:
-        pass  # refused (lone surrogate, a key that is no str...): the slow walk says why
-    return _dump(_prepare_slow(value))
+        pass  # refused (lone surrogate, a key that is no str...): _dump says why
+    return _dump(_prepare(value))
