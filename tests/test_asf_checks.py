@@ -4,8 +4,7 @@ stand in for.
 - Validating while writing changes no byte, and catches a bad line and names it.
 - ``links.Ancestry`` answers like a walk up the parent links.
 - ``ids.canonical_ts``'s regex-free path equals the regular expression's answer.
-- ``jcs._float_text`` equals ``jcs.number_text``; a value ``jcs.is_plain`` passes is one
-  the rewriting walk leaves as it is.
+- A value ``jcs.is_plain`` passes is one the rewriting walk leaves as it is.
 """
 
 from __future__ import annotations
@@ -104,18 +103,6 @@ def test_canonical_ts_fast_path_equals_the_regex(chars: list[str]) -> None:
 def test_canonical_ts_fast_path_on_dates(y: int, mo: int, d: int, h: int, mi: int, s: int, ms: int) -> None:
     text = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{ms:03d}Z"
     assert ids.canonical_ts(text) == ids.canonical_ts_general(text)
-
-
-@settings(max_examples=1000)
-@given(st.floats(allow_nan=True, allow_infinity=True))
-def test_float_text_equals_number_text(x: float) -> None:
-    try:
-        expected = jcs.number_text(x)
-    except jcs.CanonicalError:
-        with pytest.raises(jcs.CanonicalError):
-            jcs._float_text(x)
-        return
-    assert jcs._float_text(x) == expected
 
 
 keys = st.one_of(st.text(max_size=6), st.sampled_from(["\U0001f600", "\ue000", "a"]))

@@ -58,7 +58,7 @@ def spelled(value: Any) -> Any:
     (which :func:`canonical` must refuse), as it is. A body holding such fragments stays
     plain for :func:`is_plain`, so it is serialised without the rewriting walk."""
     if type(value) is float and value - value == 0.0:  # finite: inf - inf and nan are nan
-        return _Fragment(_float_text(value))
+        return _Fragment(number_text(value))
     return value
 
 
@@ -131,20 +131,6 @@ def _prepare(value: Any) -> Any:
     if isinstance(value, (int, float)):  # subclasses (bool handled above): treat as numbers
         return orjson.Fragment(number_text(value))
     raise CanonicalError(f"not a JSON value: {type(value).__name__}")
-
-
-def _float_text(value: float) -> str:
-    """:func:`number_text` of a float; ``repr`` as it stands for 1e-4 <= |value| < 1e16,
-    where Python and ECMAScript both write the shortest round-trip digits without an
-    exponent (only the ``.0`` of a whole number differs)."""
-    text = repr(value)
-    if "e" in text or "n" in text:  # exponent, nan, inf
-        return number_text(value)
-    if text[-2:] == ".0":
-        # A whole number below 1e16: both languages write the same shortest digits, and
-        # ECMAScript leaves out the ".0" (and the sign of -0).
-        return "0" if text == "-0.0" else text[:-2]
-    return text
 
 
 def _dict_text(value: dict[str, Any]) -> bytes:
