@@ -18,8 +18,8 @@ from conftest import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from piconv.converters.asf import ids, jcs
+from piconv.converters.asf.filecheck import validate_asf
 from piconv.converters.asf.links import Ancestry
-from piconv.converters.asf.validate import validate_asf
 from piconv.converters.asf.writer import write_asf
 from piconv.errors import ValidationFailed
 from piconv.report import Report

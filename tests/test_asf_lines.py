@@ -248,8 +248,8 @@ def test_a_line_only_the_standard_library_reads_is_kept_and_checked() -> None:
 
 
 def test_every_code_a_skipped_line_gets_is_one_the_checker_documents() -> None:
+    from piconv.converters.asf.filecheck import CODES
     from piconv.converters.asf.lines import _READ_BY_STDLIB, _TOLERATED, _skipped
-    from piconv.converters.asf.validate import CODES
     from piconv.problems import READER_CODES
 
     skipping = READER_CODES - _TOLERATED - _READ_BY_STDLIB

@@ -16,8 +16,8 @@ import orjson
 import pytest
 from conftest import SHARED
 from piconv import ir
+from piconv.converters.asf.filecheck import validate_asf
 from piconv.converters.asf.read.context import AsfFile
-from piconv.converters.asf.validate import validate_asf
 from piconv.converters.asf.writer import write_asf
 from piconv.report import Report
 

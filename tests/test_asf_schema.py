@@ -20,7 +20,7 @@ import pytest
 from conftest import SHARED, corpus_files
 from piconv.api import convert
 from piconv.converters.asf import schemas
-from piconv.converters.asf.validate import validate_asf
+from piconv.converters.asf.filecheck import validate_asf
 
 pytestmark = pytest.mark.shared  # every test here reads the reference material
 
@@ -196,7 +196,7 @@ def test_jsonschema_is_not_imported(command: str) -> None:
         code = f"import io; from piconv.api import convert; convert({str(path)!r}, 'asf', io.BytesIO())"
     else:
         code = (
-            "import io; from piconv.api import convert; from piconv.converters.asf.validate import validate_asf; "
+            "import io; from piconv.api import convert; from piconv.converters.asf.filecheck import validate_asf; "
             f"out = io.BytesIO(); convert({str(path)!r}, 'asf', out); assert validate_asf(out.getvalue()) == []"
         )
     code += "; import sys; print('jsonschema' in sys.modules, 'jsonschema_rs' in sys.modules)"

@@ -6,7 +6,7 @@ import orjson
 import pytest
 from conftest import SHARED
 from piconv.converters.asf import ids
-from piconv.converters.asf.validate import validate_asf
+from piconv.converters.asf.filecheck import validate_asf
 
 pytestmark = pytest.mark.shared  # every test here reads the reference material
 

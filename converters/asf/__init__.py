@@ -34,14 +34,14 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
 
 
 def check(data: bytes) -> list[str]:
-    from .validate import check as _check
+    from .filecheck import check as _check
 
     return _check(data)
 
 
 def validate_asf(source: Source) -> list[Issue]:
     """Every problem in an ASF file (path, bytes or binary stream), with line numbers."""
-    from .validate import validate_asf as _validate
+    from .filecheck import validate_asf as _validate
 
     return _validate(source)
 

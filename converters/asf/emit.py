@@ -24,7 +24,7 @@ from .links import Ancestry
 from .settings import JSONDict
 
 if TYPE_CHECKING:
-    from .checks import WriteChecker
+    from .linecheck import WriteChecker
 
 __all__ = ["ENVELOPE_MEMBERS", "Emitter", "entry_line"]
 

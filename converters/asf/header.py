@@ -14,7 +14,7 @@ from .jcs import canonical
 from .settings import JSONDict
 
 if TYPE_CHECKING:
-    from .checks import WriteChecker
+    from .linecheck import WriteChecker
 
 __all__ = ["EPOCH", "FORMAT", "PAYLOAD", "header_of", "write_header"]
 

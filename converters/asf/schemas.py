@@ -2,7 +2,7 @@
 
 The schema is the one definition of an ASF line's shape, and jsonschema-rs is the one engine
 that reads it, for both jobs: the writer asks :func:`is_valid` of every line before writing it,
-and ``piconv validate`` (``validate.validate_asf``) asks :func:`errors` of each line it reads.
+and ``piconv validate`` (``filecheck.validate_asf``) asks :func:`errors` of each line it reads.
 jsonschema-rs gives each error with its JSON path (``instance_path``) as jsonschema does, so
 the Python implementation would add nothing to a report but its import (~35 ms) and a second
 reading of ``pattern``: JSON Schema reads patterns as ECMA 262, as jsonschema-rs does, while

@@ -113,7 +113,7 @@ class Writer:
 def write_asf(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     """The registry's write function: ``doc`` as an ASF file on ``out``, each entry
     written as soon as it is made. With ``options["validate"]`` every line is checked
-    before it is written (``checks.WriteChecker``); a failure raises
+    before it is written (``linecheck.WriteChecker``); a failure raises
     :class:`piconv.ValidationFailed` naming the output line."""
     _write_document(doc, out, options, report)
 
@@ -128,7 +128,7 @@ def start(
     """Write the header line; the writer for the entries that follow."""
     checker = None
     if options.get("validate"):
-        from .checks import WriteChecker
+        from .linecheck import WriteChecker
 
         checker = WriteChecker(info.source_path)
     write_header(info, entries, out, report, checker)

@@ -24,9 +24,9 @@ import orjson
 from piconv.ir import Issue
 
 from . import schemas
-from .checks import format_supported
 from .ids import ENVELOPE, CanonicalError, envelope_id, is_canonical_ts
 from .jcs import canonical
+from .linecheck import format_supported
 from .lines import Source, ijson_problem, iter_lines
 from .links import Ancestry
 

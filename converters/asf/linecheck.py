@@ -6,7 +6,7 @@ say is checked here as lines arrive: ids unique, every parent written before its
 ``from`` / ``target`` naming earlier entries, and the header's ``format`` one this package
 reads. Ids and the canonical ``ts`` hold by construction (the writer computes them from the
 very body it writes), and so does I-JSON (a body the JCS serialiser refuses is normalised or
-refused first), so they are not recomputed here; ``validate.validate_asf`` does that over a
+refused first), so they are not recomputed here; ``filecheck.validate_asf`` does that over a
 whole file.
 """
 
