@@ -309,3 +309,8 @@ def test_a_writer_never_imports_a_reader() -> None:
     assert {
         m: sorted(d for d in graph[m] if reads(d)) for m in writers if any(reads(d) for d in graph[m])
     } == {}
+
+
+def test_the_core_top_level_stays_small() -> None:
+    """New code goes into the wing it belongs to (docs/architecture.md)."""
+    assert len(list((REPO / "core").glob("*.py"))) <= 30
