@@ -9,6 +9,7 @@ current leaf, the last entry of the file, is on the continued side of every fork
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from piconv.ir import Document
@@ -21,9 +22,11 @@ class Forks:
 
     def __init__(self, doc: Document) -> None:
         self.doc = doc
-        order = {entry.id: n for n, entry in enumerate(doc.entries)}
         self.latest: dict[str, int] = {}
         self.leaves_under: dict[str, list[str]] = {}
+        if not doc.branch_points():
+            return  # one path: nothing to prefer (most sessions)
+        order = {entry.id: n for n, entry in enumerate(doc.entries)}
         for entry, _depth in reversed(list(doc.walk())):  # children before their parent
             children = doc.children(entry.id)
             self.latest[entry.id] = max([order[entry.id], *(self.latest[c.id] for c in children)])
@@ -37,7 +40,7 @@ class Forks:
         preferred_over: list[str] = []
         abandoned_at: str | None = None
         path = self.doc.path(leaf_id)
-        for here, following in zip(path, path[1:]):
+        for here, following in itertools.pairwise(path):
             children = self.doc.children(here.id)
             if len(children) < 2:
                 continue

@@ -9,8 +9,10 @@ REASONING_REDACTED = "atif:reasoning-redacted"
 """Reasoning the provider returned encrypted, with no readable text."""
 TOOL_DETAILS = "atif:tool-details-dropped"
 """A tool result's ``details``: the tool's own data, never shown to the model."""
-TOOL_UNANSWERED = "atif:tool-call-unanswered"
-"""A tool call whose result is not in the context (the session ended, or was aborted, first)."""
+TOOL_UNANSWERED = "atif:tool-result-synthesized"
+"""A tool call whose result is not in the context (the turn was aborted, or the session
+ended first): its observation is the one pi-ai sends the model in its place, ``No result
+provided``, an error, marked ``extra.synthesized``."""
 TOOL_ORPHAN = "atif:tool-result-orphaned"
 """A tool result whose call is not in the trajectory: a system step of its own."""
 CALL_ID = "atif:call-id-synthesized"

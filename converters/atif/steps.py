@@ -22,6 +22,7 @@ from piconv.converters.common.shell import shell_command_text
 from piconv.converters.common.system import system_text
 from piconv.ir import (
     AssistantMessage,
+    BranchSummary,
     Compaction,
     Context,
     Entry,
@@ -41,6 +42,9 @@ from piconv.ir import (
 from . import losses
 from .content import Media, message, other_part
 from .metrics import step_metrics
+
+NO_RESULT_TEXT = "No result provided"
+"""What pi-ai sends the model for a tool call left without a result."""
 
 EFFORT = {"off": "none"}
 """pi's reasoning level ``off`` as a reasoning effort (the word OpenAI's API uses, and ASF)."""
@@ -127,7 +131,9 @@ class StepBuilder:
             if m.exclude_from_context:
                 self.report.add(losses.HIDDEN_SHELL, line)
                 return
-            extra: JSONDict = {"shell_command": _fields(m, ("command", "exit_code", "cancelled", "truncated"))}
+            extra: JSONDict = {
+                "shell_command": _fields(m, ("command", "exit_code", "cancelled", "truncated"))
+            }
             self._add("user", shell_command_text(m), entry, m.timestamp, extra)
         elif cls is ExtensionMessage:
             content = m.content
@@ -168,7 +174,7 @@ class StepBuilder:
     def _copied(self, entry: Entry | None) -> bool:
         if entry is None:
             return False
-        if _is_compaction(entry) or type(entry.body).__name__ == "BranchSummary":
+        if type(entry.body) in (Compaction, BranchSummary):
             return True
         return self.position.get(entry.id, self.boundary) < self.boundary
 
@@ -321,7 +327,12 @@ class StepBuilder:
             self.report.add(losses.TOOL_ORPHAN, line, m.call_id)
             result.pop("source_call_id", None)
             self._add(
-                "system", "", entry, m.timestamp, {"orphan_call_id": m.call_id}, observation={"results": [result]}
+                "system",
+                "",
+                entry,
+                m.timestamp,
+                {"orphan_call_id": m.call_id},
+                observation={"results": [result]},
             )
             return
         step = self.steps[index]
@@ -329,14 +340,25 @@ class StepBuilder:
         self.answered.add((index, m.call_id))  # type: ignore[arg-type]
 
     def _unanswered(self) -> None:
+        """A call left without a result gets the one pi-ai sends the model in its place
+        (``No result provided``, an error), marked as made up, so every call has its
+        observation."""
         for index, step in enumerate(self.steps):
             for call in step.get("tool_calls", ()):
-                if (index, call["tool_call_id"]) not in self.answered:
-                    entry_id = step.get("extra", {}).get("entry_id")
-                    entry = self.get(entry_id) if entry_id is not None else None
-                    self.report.add(
-                        losses.TOOL_UNANSWERED, entry.origin.line if entry else None, call["function_name"]
-                    )
+                if (index, call["tool_call_id"]) in self.answered:
+                    continue
+                entry_id = step.get("extra", {}).get("entry_id")
+                entry = self.get(entry_id) if entry_id is not None else None
+                self.report.add(
+                    losses.TOOL_UNANSWERED, entry.origin.line if entry else None, call["function_name"]
+                )
+                result = {
+                    "source_call_id": call["tool_call_id"],
+                    "content": NO_RESULT_TEXT,
+                    "extra": {"is_error": True, "synthesized": True},
+                }
+                step.setdefault("observation", {"results": []})["results"].append(result)
+                self.answered.add((index, call["tool_call_id"]))
 
 
 STEP_FIELDS = (

@@ -78,7 +78,9 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
     folded = [
         e
         for e in path
-        if type(e.body) is MessageBody and e.id not in in_context and type(e.body.message) is not SystemMessage
+        if type(e.body) is MessageBody
+        and e.id not in in_context
+        and type(e.body.message) is not SystemMessage
     ]
     hidden_calls = sum(1 for e in folded if type(e.message) is AssistantMessage)
     if folded:

@@ -9,9 +9,6 @@ without running anything get a file (PNG, JPEG, GIF, WebP); SVG can carry script
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import os
 import re
 
@@ -36,6 +33,9 @@ def decode(data: object) -> bytes | None:
     """The bytes of base64 ``data`` (white space ignored), or None when it is not base64."""
     if not isinstance(data, str) or not data:
         return None
+    import base64  # lazy: only a session with images needs these
+    import binascii
+
     try:
         return base64.b64decode("".join(data.split()), validate=True)
     except (binascii.Error, ValueError):
@@ -44,4 +44,6 @@ def decode(data: object) -> bytes | None:
 
 def file_name(raw: bytes, extension: str) -> str:
     """The name of the file holding ``raw``: a hash of its bytes and the extension."""
+    import hashlib  # lazy: only a session with images written as files needs it
+
     return f"{hashlib.sha256(raw).hexdigest()[:HASH_CHARS]}.{extension}"
