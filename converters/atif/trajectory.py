@@ -22,12 +22,13 @@ from piconv.ir import (
     SystemMessage,
     ToolSpec,
     UnknownBody,
+    UsageRecord,
 )
 
 from . import losses
 from .branches import Forks
 from .content import Media
-from .metrics import final_metrics
+from .metrics import final_metrics, step_metrics
 from .steps import StepBuilder
 
 SCHEMA_VERSION = "ATIF-v1.8"
@@ -85,9 +86,19 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
     hidden_calls = sum(1 for e in folded if type(e.message) is AssistantMessage)
     if folded:
         report.add(losses.FOLDED, folded[0].origin.line, f"{len(folded)} messages")
+    records: list[JSONDict] = []
     for entry in path:
-        if type(entry.body) in (ExtensionState, UnknownBody):
+        body = entry.body
+        if type(body) in (ExtensionState, UnknownBody):
             report.add(losses.ENTRY_NOT_STEP, entry.origin.line, entry.kind)
+        elif type(body) is UsageRecord and body.usage is not None:
+            # model usage that is no message (a cache refresh): counted in the totals
+            report.add(losses.USAGE_OUTSIDE_STEPS, entry.origin.line, body.usage_kind)
+            record: JSONDict = {"entry_id": entry.id}
+            if body.usage_kind is not None:
+                record["kind"] = body.usage_kind
+            record["usage"] = step_metrics(body.usage)
+            records.append(record)
 
     agent: JSONDict = {"name": AGENT_NAME, "version": agent_version(doc)}
     if first_model is not None and first_model.model:
@@ -99,9 +110,9 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
     if first_model is not None and first_model.provider:
         agent["extra"] = {"provider": first_model.provider}
 
-    preferred_over, abandoned_at = forks.marks(leaf_id)
+    preferred_over, abandoned_at, preferred = forks.marks(leaf_id)
     current = leaf_id == doc.leaf_id
-    extra: JSONDict = {"leaf_id": leaf_id, "current": current}
+    extra: JSONDict = {"leaf_id": leaf_id, "current": current, "preferred": preferred}
     session = doc.session
     if session.cwd is not None:
         extra["cwd"] = session.cwd
@@ -117,6 +128,8 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
         extra["preferred_over"] = preferred_over
     if abandoned_at is not None:
         extra["abandoned_at"] = abandoned_at
+    if records:
+        extra["usage_records"] = records
 
     out: JSONDict = {"schema_version": SCHEMA_VERSION}
     if session.id is not None:

@@ -60,5 +60,10 @@ def check(data: bytes) -> list[str]:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        return [f"line 1: not JSON: {exc}"]
+        import json  # escaped lone surrogates are JSON, which orjson refuses
+
+        try:
+            value = json.loads(data)
+        except (ValueError, UnicodeDecodeError):
+            return [f"line 1: not JSON: {exc}"]
     return [f"line 1: {problem}" for problem in errors(value)]

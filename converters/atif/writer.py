@@ -83,11 +83,11 @@ def _owned_by(session_id: str | None) -> Any:
     session (then it is replaced; anything else there is left, with an error)."""
 
     def owns(existing: bytes) -> bool:
-        import orjson
+        import json
 
         try:
-            value = orjson.loads(existing)
-        except orjson.JSONDecodeError:
+            value = json.loads(existing)
+        except (ValueError, UnicodeDecodeError):
             return False
         return (
             isinstance(value, dict)
