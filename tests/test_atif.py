@@ -463,3 +463,27 @@ def test_validate_names_what_is_wrong() -> None:
     assert check(b"{") and check(b"{")[0].startswith("line 1: not JSON")
     value["steps"] = []
     assert any("at least one step" in p for p in check(orjson.dumps(value)))
+
+
+def test_leaf_ids_alike_once_made_file_names_get_their_own_files(tmp_path: Path) -> None:
+    def entry(id_: str, parent: str | None, role: str, text: str) -> dict[str, Any]:
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        return {
+            "type": "message",
+            "id": id_,
+            "parentId": parent,
+            "timestamp": "2026-03-01T09:00:00Z",
+            "message": {"role": role, "content": content, "timestamp": 1},
+        }
+
+    data = session_bytes(
+        entry("u", None, "user", "hello"),
+        entry("x/1", "u", "assistant", "one"),
+        entry("x?1", "u", "assistant", "two"),
+        entry("x:1", "u", "assistant", "three"),
+    )
+    written = trajectories(data, tmp_path)
+    sid = "11111111-2222-4333-8444-555555555555"
+    assert set(written) == {f"{sid}.json", f"{sid}_x-1.json", f"{sid}_x-1_2.json"}
+    assert {v["trajectory_id"] for v in written.values()} == {"x/1", "x?1", "x:1"}
+    assert written[f"{sid}.json"]["trajectory_id"] == "x:1"

@@ -58,14 +58,26 @@ def write_directory(doc: Document, directory: str, options: Mapping[str, Any], r
     validate = bool(options.get("validate"))
     if validate:
         models()
-    leaves = [leaf.id for leaf in doc.leaves()]
-    if doc.leaf_id is not None and doc.leaf_id not in leaves:
-        leaves.append(doc.leaf_id)
+    if options.get("leaf"):
+        leaves = [str(options["leaf"])]  # --leaf: that leaf's trajectory only
+    else:
+        leaves = [leaf.id for leaf in doc.leaves()]
+        if doc.leaf_id is not None and doc.leaf_id not in leaves:
+            leaves.append(doc.leaf_id)
     forks = Forks(doc)
     media = _media(doc, directory, report)
     written = 0
     owner = _owned_by(doc.session.id)
-    documents = [(document_name(doc.session.id, leaf, leaf == doc.leaf_id), leaf) for leaf in leaves]
+    documents: list[tuple[str, str | None]] = []
+    taken: set[str] = set()
+    for leaf in leaves:
+        name = document_name(doc.session.id, leaf, leaf == doc.leaf_id)
+        stem, n = name.removesuffix(".json"), 1
+        while name in taken:  # two ids alike once made safe for a file name
+            n += 1
+            name = f"{stem}_{n}.json"
+        taken.add(name)
+        documents.append((name, leaf))
     if not documents:
         documents = [(document_name(doc.session.id, "", True), None)]
     for name, leaf in documents:
