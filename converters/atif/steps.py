@@ -82,9 +82,11 @@ class StepBuilder:
         get: Any,
         media: Media,
         report: Report,
+        default_provider: str | None = None,
     ) -> None:
+        """``get`` looks an entry up by id; ``default_provider`` is the agent's (a step
+        names its provider only when it is another)."""
         self.context = context
-        self.path = path
         self.get = get
         self.media = media
         self.report = report
@@ -103,7 +105,7 @@ class StepBuilder:
             ),
             default=-1,
         )
-        self.default_provider: str | None = None
+        self.default_provider = default_provider
 
     def build(self) -> list[JSONDict]:
         for cm in self.context.messages:

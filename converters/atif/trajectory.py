@@ -59,7 +59,6 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
     """The trajectory of the path to ``leaf_id`` as a JSON value (not yet validated)."""
     context = doc.context(leaf_id)
     path = doc.path(leaf_id)
-    steps_builder = StepBuilder(context, path, doc.get, media, report)
     first_model = next(
         (
             cm.message.model
@@ -68,8 +67,8 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
         ),
         context.model,
     )
-    steps_builder.default_provider = first_model.provider if first_model is not None else None
-    steps = steps_builder.build()
+    provider = first_model.provider if first_model is not None else None
+    steps = StepBuilder(context, path, doc.get, media, report, provider).build()
     if not steps:
         # nothing the model saw (an entry the IR does not know at the root): ATIF wants a
         # step, so one empty system step says so
