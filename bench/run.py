@@ -1,6 +1,6 @@
 """piconv's speed where users are, measured end to end as a user runs it.
 
-    python bench/run.py [--runs 7] [--only startup,formats,read,export,redact,baseline] [--python PY]
+    python bench/run.py [--runs 7] [--only startup,formats,read,export,redact,atif,baseline] [--python PY]
 
 Every figure is a whole ``piconv`` process. A ratio comes from paired runs (A, B, A, B, ...)
 taken one pair at a time and is the median of the pairs' ratios, so a machine whose speed
@@ -22,6 +22,9 @@ drifts during the run still gives a fair figure.
 - **baseline** (asked for by name, with ``--baseline PY``): each format on the two sessions
   of **formats**, and ``--redact`` to html and pi, this installation paired with another
   one's interpreter (an earlier piconv), on CPU time (goal: at most 1.25x).
+
+- **atif**: ``--to atif`` (the ``atif`` package's import and validation counted) paired
+  with ``--to asf`` on the two sessions of **formats** (goal: at most 1, issue 36).
 
 - **redact**: what ``--redact`` costs: each format on the two sessions of **formats**,
   ``piconv FILE --to FMT --redact`` paired with the same command without ``--redact``, the
@@ -165,6 +168,31 @@ def formats(python: str, runs: int, out: Path) -> list[dict[str, object]]:
                     "ok": m["ratio"] <= GOAL[fmt],
                 }
             )
+    return rows
+
+
+ATIF_GOAL = 1.0
+
+
+def atif(python: str, runs: int, out: Path) -> list[dict[str, object]]:
+    """``--to atif`` against ``--to asf`` on the two sessions of formats, wall time."""
+    rows = []
+    for source in sessions():
+        ours = piconv(python, str(source), "--to", "atif", "-o", str(out / "out.atif.json"), "-q")
+        asf = piconv(python, str(source), "--to", "asf", "-o", str(out / "out.asf.jsonl"), "-q")
+        m = paired(ours, asf, max(runs, 9))
+        rows.append(
+            {
+                "what": f"{source.name} --to atif",
+                "value": round(m["ratio"], 2),
+                "unit": "x --to asf",
+                "spread": f"{m['ratio_min']:.2f}-{m['ratio_max']:.2f}",
+                "atif_ms": round(m["a_s"] * 1000, 1),
+                "asf_ms": round(m["b_s"] * 1000, 1),
+                "goal": f"<= {ATIF_GOAL}",
+                "ok": m["ratio"] <= ATIF_GOAL,
+            }
+        )
     return rows
 
 
@@ -317,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export": lambda: export(args.python, args.runs, out),
         "baseline": lambda: baseline(args.python, args.runs, out, args.baseline),
         "redact": lambda: redact(args.python, args.runs, out),
+        "atif": lambda: atif(args.python, args.runs, out),
     }
     print(machine())
     for name in args.only.split(","):

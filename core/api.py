@@ -209,6 +209,10 @@ def convert(
     for a regular file (its mode kept), through for a device or FIFO, a symlink's target
     rather than the link, never the input; :class:`OutputError` otherwise.
 
+    A format that writes a session as several files (``Converter.write_directory``: ATIF
+    writes one trajectory per leaf) writes them into ``out`` when it names a directory
+    (one that exists, or a path ending in ``/``, then made).
+
     ``options["leaf"]`` may name the leaf by entry id, a unique id prefix or a label
     (:func:`piconv.leaf.resolve_leaf`); the format then gets the whole id. A format that
     always writes the whole tree (``takes_leaf`` false) refuses a leaf with
@@ -234,6 +238,10 @@ def convert(
             )  # a leaf is named in the whole tree
         opts["leaf"] = resolve_leaf(document, str(opts["leaf"]))
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
+    if isinstance(target, str) and converter.write_directory is not None and names_directory(target):
+        return _convert_into_directory(
+            converter, document, target, opts, validate, recover_glued, reader, filters
+        )
     opts.setdefault("output_path", target if isinstance(target, str) else None)
     opts["validate"] = validate
     read_from = os.fspath(document) if isinstance(document, (str, os.PathLike)) else None
@@ -261,6 +269,57 @@ def convert(
                     f"{converter.name} output failed validation ({len(errors)} problems): {shown}",
                     path=report.source,
                 )
+    return report
+
+
+def names_directory(path: str) -> bool:
+    """Whether an output path names a directory: one that exists, or a path ending in a
+    separator (``out/``), made when missing."""
+    return path.endswith(("/", os.sep)) or os.path.isdir(path)
+
+
+def _convert_into_directory(
+    converter: Converter,
+    document: Document | Source,
+    directory: str,
+    opts: dict[str, Any],
+    validate: bool,
+    recover_glued: bool,
+    reader: str | None,
+    filters: Sequence[FilterStep],
+) -> Report:
+    """:func:`convert` for a format that writes a session as several files into
+    ``directory`` (``Converter.write_directory``): the directory is made when missing (its
+    parent must exist); each file is written by :func:`piconv.write_into_folder`'s rules."""
+    from .errors import OutputError
+
+    read_from = os.fspath(document) if isinstance(document, (str, os.PathLike)) else None
+    doc = (
+        document
+        if isinstance(document, Document)
+        else load(document, recover_glued=recover_glued, reader=reader)
+    )
+    folder = directory.rstrip("/" + os.sep) or directory
+    for source in (read_from, doc.input_path, doc.session.source_path):
+        if source and os.path.exists(folder) and os.path.samefile(source, folder):
+            raise OutputError("is the input: piconv never writes over its input", path=directory)
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        if not os.path.isdir(folder):
+            raise OutputError("is not a directory", path=directory) from None
+    except OSError as exc:
+        raise OutputError(f"cannot make the directory: {exc.strerror or exc}", path=directory) from None
+    filtered = Report(format=converter.name)
+    if filters:
+        doc = apply_filters(doc, filters, filtered)
+    report = new_report(converter, doc)
+    report.losses.update(filtered.losses)
+    report.notes.update(filtered.notes)
+    opts["output_path"] = None
+    opts["validate"] = validate
+    assert converter.write_directory is not None
+    converter.write_directory(doc, folder, opts, report)
     return report
 
 

@@ -22,7 +22,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import IO, BinaryIO
 
@@ -202,7 +202,9 @@ def folders_kept_out_of(root: str | None) -> Iterator[None]:
         _kept_out.reset(token)
 
 
-def write_into_folder(folder: str, name: str, data: bytes) -> str:
+def write_into_folder(
+    folder: str, name: str, data: bytes, *, replaces: Callable[[bytes], bool] | None = None
+) -> str:
     """``data`` as the file ``name`` in ``folder`` (made if missing; its parent must
     exist), for the files a format writes beside its output (Markdown's images). Nothing
     is followed: a symlink where the folder or the file should be is refused with
@@ -210,7 +212,9 @@ def write_into_folder(folder: str, name: str, data: bytes) -> str:
     temporary file of the :data:`TEMP_NAME` pattern (which the next directory run
     cleans up if this one is killed) and renamed into place. The names are content
     hashes: a regular file already there holding ``data`` is kept, one holding anything
-    else is someone else's and refused, never replaced. Returns the file's path."""
+    else is someone else's and refused, never replaced, unless ``replaces(its bytes)``
+    says it is one this format wrote before (an earlier version of a document it names
+    by other means than its content). Returns the file's path."""
     path = os.path.join(folder, name)
     if os.sep in name or name in ("", ".", ".."):
         raise _refuse(path, "not a plain file name")
@@ -233,9 +237,12 @@ def write_into_folder(folder: str, name: str, data: bytes) -> str:
         if info is not None:
             if not stat.S_ISREG(info.st_mode):
                 raise _refuse(path, "is not a regular file: piconv does not replace it")
-            if info.st_size != len(data) or _read_at(fd, name, len(data)) != data:
+            same_size = info.st_size == len(data)
+            held = _read_at(fd, name, info.st_size) if same_size or replaces is not None else None
+            if held == data:
+                return path  # written before
+            if replaces is None or held is None or not replaces(held):
                 raise _refuse(path, "is already there with other content: piconv does not replace it")
-            return path  # written before
         _write_at(fd, name, data, path)
     except OSError as exc:
         raise _refuse(path, _describe(exc)) from None

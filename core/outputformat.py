@@ -40,6 +40,10 @@ CheckFunction = Callable[[bytes], list[str]]
 WriteFunction = Callable[["Document", IO[bytes], Mapping[str, Any], "Report"], None]
 """Writes ``document`` to the binary stream; options by ``Option.dest``; records losses."""
 
+DirectoryFunction = Callable[["Document", str, Mapping[str, Any], "Report"], None]
+"""Writes ``document`` as files into the directory (which exists); options as for
+:data:`WriteFunction`; validates each file itself when ``options["validate"]``."""
+
 
 class ArchiveStore(Protocol):
     """An open archive file in the process that runs a directory conversion."""
@@ -130,6 +134,9 @@ class Converter(Frozen):
       one file for the whole archive (a database) instead of one output per session.
     - ``index``: optional; an :class:`IndexPage`: a directory run writes this format's
       page listing its sessions at the top of the output directory.
+    - ``write_directory``: optional; a :data:`DirectoryFunction`: a single conversion
+      whose output names a directory (``-o DIR/``) writes the session as several files
+      into it (ATIF: one trajectory per leaf) instead of one output.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -147,6 +154,7 @@ class Converter(Frozen):
     takes_leaf: bool = True
     archive: Archive | None = None
     index: IndexPage | None = None
+    write_directory: DirectoryFunction | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

@@ -42,6 +42,7 @@ BUILTIN_PLUGINS = (
     "piconv.converters.html",
     "piconv.redaction.hooks",
     "piconv.converters.sqlite",
+    "piconv.converters.atif",
 )
 
 

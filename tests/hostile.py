@@ -342,7 +342,7 @@ def sessions(draw: st.DrawFn) -> bytes:
 
 # --------------------------------------------------------------------------- checks
 
-CONVERTERS = ("asf", "openai", "markdown", "html", "ir", "pi")
+CONVERTERS = ("asf", "openai", "markdown", "html", "ir", "pi", "atif")
 
 
 def physical_lines(data: bytes) -> int:
@@ -399,7 +399,7 @@ def variants(document: Any, data: bytes, name: str) -> list[tuple[Any, dict[str,
     out: list[tuple[Any, dict[str, Any] | None]] = [(document, None)]
     if name == "asf":
         out.append((data, None))  # streamed entry by entry
-    if name in ("openai", "markdown"):
+    if name in ("openai", "markdown", "atif"):
         out.extend((document, {"leaf": leaf.id}) for leaf in document.leaves()[:2])
     if name == "ir" and document.leaf_id is not None:
         out.append((document, {"with_context": True}))

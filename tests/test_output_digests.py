@@ -26,7 +26,7 @@ HOSTILE = sorted((REPO / "tests" / "data" / "hostile").glob("*.jsonl"))
 EXAMPLES = sorted((REPO / "examples").glob("*.jsonl"))
 SOURCES = corpus_files() + HOSTILE + EXAMPLES
 IDS = corpus_ids() + [f"hostile/{p.stem}" for p in HOSTILE] + [f"examples/{p.stem}" for p in EXAMPLES]
-FORMATS = ("asf", "openai", "ir", "pi", "html")
+FORMATS = ("asf", "openai", "ir", "pi", "html", "atif")
 UPDATE = bool(os.environ.get("PICONV_UPDATE_GOLDENS"))
 
 

@@ -9,31 +9,15 @@ written once and a re-run writes nothing new.
 from __future__ import annotations
 
 import base64
-import binascii
 import os
-import re
 from dataclasses import dataclass, field
 
 from piconv import Report
+from piconv.converters.common.images import EXTENSIONS, decode, file_name, folder_name
 
 from .escape import inline
 
 MODES = ("embed", "files", "omit")
-EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
-HASH_CHARS = 16
-"""Hex digits of the SHA-256 in a file name (64 bits: collisions are not a concern)."""
-
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def folder_name(session_id: str | None, output_path: str | None) -> str:
-    """The image folder's name: the session id (or the output file's stem), reduced to
-    characters that need no escaping in a link and no quoting in a shell."""
-    base = (
-        session_id or (os.path.splitext(os.path.basename(output_path))[0] if output_path else "") or "session"
-    )
-    name = _UNSAFE_NAME.sub("-", base).strip(".-") or "session"
-    return f"{name[:80]}_images"
 
 
 def _size(n: int) -> str:
@@ -63,7 +47,7 @@ class Images:
         self.count += 1
         label = f"Image {self.count}"
         mt = media_type.lower() if isinstance(media_type, str) else ""
-        raw = _decode(data)
+        raw = decode(data)
         if raw is None:
             self.report.add("image-invalid", line, "image data is not valid base64")
             return f"*\\[{label}: invalid image data omitted\\]*"
@@ -78,10 +62,7 @@ class Images:
         if self.mode == "embed":
             encoded = base64.b64encode(raw).decode("ascii")
             return f"![{label} ({desc})](data:{mt};base64,{encoded})"
-        import hashlib  # lazy: only a session with images written as files needs it
-
-        digest = hashlib.sha256(raw).hexdigest()[:HASH_CHARS]
-        name = f"{digest}.{ext}"
+        name = file_name(raw, ext)
         self._write(name, raw)
         return f"![{label} ({desc})]({self.folder}/{name})"
 
@@ -93,12 +74,3 @@ class Images:
 
         directory = os.path.join(os.path.dirname(os.path.abspath(self.output_path)), self.folder)
         self.written[name] = write_into_folder(directory, name, raw)
-
-
-def _decode(data: object) -> bytes | None:
-    if not isinstance(data, str) or not data:
-        return None
-    try:
-        return base64.b64decode("".join(data.split()), validate=True)
-    except (binascii.Error, ValueError):
-        return None

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from piconv import Report
+from piconv.converters.common.shell import js_text as _js
+from piconv.converters.common.shell import shell_command_text as bash_execution_to_text
 from piconv.ir import (
     AssistantMessage,
     Context,
@@ -27,7 +29,7 @@ from piconv.ir import (
 )
 
 from . import losses
-from .jsutil import js_number, js_stringify
+from .jsutil import js_stringify
 
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
@@ -39,31 +41,6 @@ BRANCH_SUMMARY_PREFIX = (
 BRANCH_SUMMARY_SUFFIX = "</summary>"
 
 LLMMessage = dict[str, Any]
-
-
-def _js(value: Any) -> str:
-    """A value interpolated into a JS template string (absent → ``undefined``)."""
-    if value is None:
-        return "undefined"
-    if type(value) is int or type(value) is float:
-        return js_number(value)
-    return str(value)
-
-
-def bash_execution_to_text(msg: ShellCommand) -> str:
-    """pi's ``bashExecutionToText``."""
-    text = f"Ran `{_js(msg.command)}`\n"
-    if msg.output:
-        text += f"```\n{msg.output}\n```"
-    else:
-        text += "(no output)"
-    if msg.cancelled:
-        text += "\n\n(command cancelled)"
-    elif msg.exit_code is not None and msg.exit_code != 0:
-        text += f"\n\nCommand exited with code {_js(msg.exit_code)}"
-    if msg.truncated and msg.full_output_path:
-        text += f"\n\n[Output truncated. Full output: {msg.full_output_path}]"
-    return text
 
 
 _ABSENT = object()
