@@ -63,6 +63,29 @@ def archive_result(
             result["status"] = "failed"
 
 
+def link_stores(
+    stores: Mapping[str, Any],
+    records: Mapping[str, Mapping[str, Any]],
+    links: Mapping[str, Any],
+    notes: list[str],
+) -> None:
+    """Tell each store (its ``link``, optional) which session came from which: every
+    session in the archive with its parent's key (or None) and the relation, so the
+    archive shows the link and counts a fork's copies of its parent's entries once. A
+    store that fails at it keeps its sessions as they were, with a note."""
+    wanted = {
+        rel: (link.parent, link.relation) for rel, link in links.items() if rel in records
+    }
+    for name, store in stores.items():
+        link = getattr(store, "link", None)
+        if link is None:
+            continue
+        try:
+            link(wanted)
+        except Exception as exc:  # the archive as it was is still whole
+            notes.append(f"{name}: could not link forks and subagents to their sessions: {type(exc).__name__}: {exc}")
+
+
 def close_stores(
     stores: dict[str, Any],
     outdir: str,
@@ -79,6 +102,8 @@ def close_stores(
         _name, store = stores.popitem()
         extra = store.close()
         written.append(store.path)
+        if notes is not None:
+            notes.extend(getattr(store, "late_notes", None) or ())
         if failed:
             continue
         owns = getattr(store, "owns", None) or (lambda existing: False)

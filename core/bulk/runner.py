@@ -19,21 +19,24 @@ from typing import TYPE_CHECKING, Any, TextIO
 import orjson
 
 from ..output import plain_file
-from .archive import archive_result, close_stores, idle_stores, open_stores
+from .archive import archive_result, close_stores, idle_stores, link_stores, open_stores
 from .discover import (
     RESERVED_TOP_LEVEL,
     OutputInInput,
     Refused,
     Source,
     UnsafePath,
+    Skipped,
     discover,
     input_guard,
     leaf_rel,
     output_rel,
 )
+from .lineage import Link, resolve
 from .manifest import Manifest, locked, output_links, output_paths
 from .progress import Progress
 from .select import Selection, select
+from .sniff import Header, sniff
 from .summary import Summary
 from .timelimit import DEFAULT_SECONDS
 from .worker import FormatSpec, Task, clean_temps
@@ -97,12 +100,9 @@ def _formats(
         conv = registry.get(name)  # unknown names raise PluginError before anything is written
         if conv.name not in (c.name for c in converters):
             converters.append(conv)
-    exts = [c.extension.lstrip(".").lower() for c in converters]
     out = []
-    for conv, ext in zip(converters, exts, strict=True):
-        # Two requested formats with one extension (ir and openai both write .json) get
-        # the format name in the file name, so neither overwrites the other.
-        tag = conv.name if exts.count(ext) > 1 else None
+    for conv in converters:
+        tag = output_tag(conv)
         opts = dict(options.get(conv.name, {}))
         identity = {
             "plugin": conv.plugin,
@@ -118,6 +118,16 @@ def _formats(
             _Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf), archive, index)
         )
     return out
+
+
+def output_tag(conv: Any) -> str | None:
+    """What goes before a format's extension in its outputs' names: nothing when the
+    extension names the format (``.html``, ``.md`` for markdown), else the format's name
+    (``a.ir.json``, ``a.asf.jsonl``). It depends on the format alone, never on the other
+    formats of a run, so adding or dropping one renames nothing; and no output is named
+    ``a.jsonl``, like the session it came from."""
+    ext = conv.extension.lstrip(".").lower()
+    return None if ext in (conv.name.lower(), *(a.lower() for a in conv.aliases)) else conv.name
 
 
 def run_bulk(
@@ -140,6 +150,7 @@ def run_bulk(
     registry: Any = None,
     filters: Sequence[tuple[str, Mapping[str, Any]]] = (),
     selection: Selection | None = None,
+    recursive: bool = False,
 ) -> Summary:
     """Convert every session below ``input_dir`` into ``output_dir`` in each of
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
@@ -147,6 +158,9 @@ def run_bulk(
     ``filters`` (``(name, options)`` steps, as :func:`piconv.apply_filters` takes) run on
     each session before any format; the manifest records them, and a change reconverts.
     ``selection`` converts only the sessions it admits (``--since``, ``--until``, ``--project``).
+    The sessions are found as pi finds them (``PROJECT/*.jsonl``, and pi-subagents'
+    layouts), or every ``*.jsonl`` below ``input_dir`` with ``recursive``; a file that is
+    not a session is passed over and listed (``Summary.skipped``).
     ``force`` converts every session again; ``overwrite`` replaces files at output places
     that piconv did not write (else that output fails, ``bulk:output-exists``)."""
     from ..errors import OutputError, UsageError
@@ -192,9 +206,12 @@ def run_bulk(
         summary.manifest_dropped = manifest.dropped
         stores = open_stores(fmts, real_out, summary)
         try:
-            sources, refused = discover(real_in, exclude=real_out)
+            sources, refused, skipped = discover(real_in, exclude=real_out, recursive=recursive)
             present = {s.rel for s in sources} | {r.rel for r in refused}
-            sources, summary.selected_out = select(sources, selection, manifest)
+            sources, headers = _headers(sources, manifest, real_in, skipped)
+            for item in skipped:
+                summary.add_skipped(item.rel, item.code, item.message)
+            sources, summary.not_selected = select(sources, selection, manifest, headers)
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
             archived = {name: store.keys() for name, store in stores.items()}
@@ -236,7 +253,7 @@ def run_bulk(
                 for result in results:
                     try:
                         archive_result(result, stores, fmts, manifest)
-                        _record(result, manifest, fmts, summary, __version__)
+                        _record(result, manifest, fmts, summary, __version__, headers.get(result["input"]))
                     except OSError as exc:
                         summary.fatal = f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
                     size = sizes.get(result["input"], 0)
@@ -254,9 +271,11 @@ def run_bulk(
                 if close is not None:
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
                 _release(fmts)
+            links = resolve(manifest.records, real_in)
+            link_stores(stores, manifest.records, links, summary.notes)
             summary.archives = close_stores(stores, real_out, replace_any=overwrite, notes=summary.notes)
             try:
-                summary.indexes = _write_indexes(manifest, fmts, real_out, overwrite, summary.notes)
+                summary.indexes = _write_indexes(manifest, fmts, real_out, overwrite, summary.notes, links)
             except OSError as exc:
                 summary.fatal = summary.fatal or f"{real_out}: cannot write the index: {exc.strerror or exc}"
         finally:
@@ -469,9 +488,13 @@ def _leaf_owner(rel_out: str, claimed: dict[str, str], me: str) -> str | None:
 
 def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir: str, version: str) -> bool:
     out = (rec.get("outputs") or {}).get(fmt.name)
+    meta = rec.get("meta")
     return (
         isinstance(out, dict)
         and rec.get("piconv") == version
+        # the facts of an earlier piconv lack what links a fork to its parent: noted again
+        and isinstance(meta, dict)
+        and "counted" in meta
         and out.get("path") == spec.rel_out
         and all(out.get(k) == v for k, v in fmt.identity.items())
         and all(
@@ -481,13 +504,19 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
 
 
 def _record(
-    result: dict[str, Any], manifest: Manifest, fmts: list[_Format], summary: Summary, version: str
+    result: dict[str, Any],
+    manifest: Manifest,
+    fmts: list[_Format],
+    summary: Summary,
+    version: str,
+    header: Header | None = None,
 ) -> None:
     rel = result["input"]
     old = manifest.get(rel) or {}
+    seen = {"header": header.to_json()} if header is not None else {}
     if result["status"] == "unchanged":
         summary.unchanged_content += 1
-        manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"]})
+        manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"], **seen})
         return
     identities = {f.name: f.identity for f in fmts}
     outputs: dict[str, Any] = {}
@@ -516,6 +545,7 @@ def _record(
         ),
         "problems": result.get("problems") or {},
         "meta": result.get("meta") or old.get("meta"),
+        **seen,
     }
     if result.get("filtered") is not None:
         record["filtered"] = result["filtered"]  # what the filters removed, by code
@@ -531,8 +561,40 @@ def _record(
     manifest.append(record)
 
 
+def _headers(
+    sources: list[Source], manifest: Manifest, root: str, skipped: list[Skipped]
+) -> tuple[list[Source], dict[str, Header]]:
+    """The sources that are sessions, and each one's header: the one the manifest
+    recorded while the file is as it was then (a rerun reads no file), else read
+    (:func:`.sniff.sniff`). A file that is not a session joins ``skipped``."""
+    sessions: list[Source] = []
+    headers: dict[str, Header] = {}
+    for src in sources:
+        rec = manifest.get(src.rel)
+        header = None
+        if rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns:
+            header = Header.from_json(rec.get("header"))
+        if header is None:
+            found = sniff(root, src)
+            if isinstance(found, Skipped):
+                skipped.append(found)
+                continue
+            header = found
+            if rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns:
+                manifest.append({**rec, "header": header.to_json()})  # read once: kept for the next run
+        headers[src.rel] = header
+        sessions.append(src)
+    skipped.sort(key=lambda item: item.rel)
+    return sessions, headers
+
+
 def _write_indexes(
-    manifest: Manifest, fmts: list[_Format], outdir: str, overwrite: bool, notes: list[str]
+    manifest: Manifest,
+    fmts: list[_Format],
+    outdir: str,
+    overwrite: bool,
+    notes: list[str],
+    links: Mapping[str, Link] | None = None,
 ) -> list[str]:
     from .index import IndexNotWritten, write_index
 
@@ -540,7 +602,9 @@ def _write_indexes(
     for fmt in fmts:
         if fmt.index is not None:
             try:
-                written.append(write_index(fmt.index, fmt.name, manifest.records.values(), outdir, overwrite))
+                written.append(
+                    write_index(fmt.index, fmt.name, manifest.records.values(), outdir, overwrite, links)
+                )
             except IndexNotWritten as exc:
                 notes.append(str(exc))
     return written
