@@ -53,7 +53,9 @@ def lineage_text(session: ListedSession) -> str:
     if not session.relation:
         return ""
     said = RELATIONS.get(session.relation, session.relation)
-    whose = session.parent_title or ("a session not in the archive" if session.parent is None else session.parent)
+    whose = session.parent_title or (
+        "a session not in the archive" if session.parent is None else session.parent
+    )
     copied = session.copied
     counted = f"; {copied:,} copied entries counted there" if copied else ""
     return f"{said} {whose}{counted}"

@@ -27,11 +27,11 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def folder_name(session_id: str | None, output_path: str | None) -> str:
-    """The image folder's name: the session id (or the output file's stem), reduced to
-    characters that need no escaping in a link and no quoting in a shell."""
-    base = (
-        session_id or (os.path.splitext(os.path.basename(output_path))[0] if output_path else "") or "session"
-    )
+    """The image folder's name: the output file's stem (``a.md`` → ``a_images``), reduced
+    to characters that need no escaping in a link and no quoting in a shell. Never the
+    session's id or anything else from the session: a name made of the session's content
+    would carry a secret past ``--redact`` (the tree's ids are not redacted)."""
+    base = os.path.splitext(os.path.basename(output_path))[0] if output_path else ""
     name = _UNSAFE_NAME.sub("-", base).strip(".-") or "session"
     return f"{name[:80]}_images"
 

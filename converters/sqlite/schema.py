@@ -9,6 +9,7 @@ and column.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 
@@ -300,7 +301,7 @@ def found_version(conn: sqlite3.Connection) -> int | None:
     linked = {"parent", "relation"} <= sessions and "inherited" in entries
     if sessions - _V1_SESSIONS - {"parent", "relation"} or entries - _V1_ENTRIES - {"inherited"}:
         return None  # columns no piconv made
-    if not (_V1_SESSIONS <= sessions and _V1_ENTRIES <= entries):
+    if not (sessions >= _V1_SESSIONS and entries >= _V1_ENTRIES):
         return None  # columns missing
     if linked:
         return 5
@@ -325,10 +326,8 @@ def repair_fts(conn: sqlite3.Connection) -> None:
     the run that linked them left them), in one transaction."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        try:
-            conn.execute("DROP TABLE IF EXISTS entries_fts")
-        except sqlite3.DatabaseError:
-            pass  # a virtual table whose storage is gone: its shadow tables go below
+        with contextlib.suppress(sqlite3.DatabaseError):  # a virtual table whose storage is gone
+            conn.execute("DROP TABLE IF EXISTS entries_fts")  # its shadow tables go below
         for name in ("entries_fts_data", "entries_fts_idx", "entries_fts_docsize", "entries_fts_config"):
             conn.execute(f"DROP TABLE IF EXISTS {name}")  # what a dropped index's storage left
         for statement in _statements(FTS):
@@ -357,7 +356,9 @@ def bring_up(conn: sqlite3.Connection, version: int, path: str) -> list[str]:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(f"PRAGMA user_version = {found}")
         conn.execute("COMMIT")
-        notes.append(f"{path}: its schema number ({version}) did not match its tables (schema {found}); corrected")
+        notes.append(
+            f"{path}: its schema number ({version}) did not match its tables (schema {found}); corrected"
+        )
     migrate(conn, found)
     if not has_fts(conn):
         repair_fts(conn)

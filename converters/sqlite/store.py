@@ -168,7 +168,9 @@ _RELINK = (
 )
 
 
-def _relink(conn: sqlite3.Connection, pk: int, parent: str | None, relation: str | None, parent_pk: int | None) -> None:
+def _relink(
+    conn: sqlite3.Connection, pk: int, parent: str | None, relation: str | None, parent_pk: int | None
+) -> None:
     """Set session ``pk``'s link and mark its entries that its parent holds as inherited
     (the others not), keeping the full-text index to the entries not inherited; then its
     tokens, cost and turns are those of the entries it does not inherit."""
@@ -321,9 +323,10 @@ class Store:
         full-text index. Only sessions whose link is not yet as wanted are looked at (one
         just put in has none), all in one transaction."""
         conn = self.conn
-        rows = {key: (pk, parent, relation) for pk, key, parent, relation in conn.execute(
-            "SELECT pk, key, parent, relation FROM sessions"
-        )}
+        rows = {
+            key: (pk, parent, relation)
+            for pk, key, parent, relation in conn.execute("SELECT pk, key, parent, relation FROM sessions")
+        }
         todo = []
         for key, (pk, parent, relation) in rows.items():
             want_parent, want_relation = wanted.get(key, (None, None))

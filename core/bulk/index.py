@@ -52,13 +52,15 @@ def listed_sessions(
         if row is not None:
             rows[rel] = row
     projects: dict[str, list[ListedSession]] = {}
-    for rel, row in rows.items():
+    for row in rows.values():
         projects.setdefault(row.project, []).append(row)
     for name, group in projects.items():
         group.sort(key=lambda r: (r.created, r.file), reverse=True)  # newest first
         in_project = {r.key for r in group}
         placed = order([r.key for r in group], {k: v for k, v in links.items() if k in in_project})
-        projects[name] = [_with_lineage(rows[key], depth, links.get(key), rows, every) for key, depth in placed]
+        projects[name] = [
+            _with_lineage(rows[key], depth, links.get(key), rows, every) for key, depth in placed
+        ]
     return dict(sorted(projects.items(), key=lambda kv: (kv[0].casefold(), kv[0])))
 
 

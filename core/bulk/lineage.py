@@ -117,7 +117,9 @@ def _link(
     if len(parts) >= 4 and _RUN_DIR.match(parts[-2]):
         # [PROJECT/]STEM/RUN/run-N/FILE: the session STEM.jsonl beside STEM ran it
         stem = "/".join(parts[:-3]) + ".jsonl"
-        return Link(stem if stem in records else _by_path(forked_from, rel, by_path, by_id, by_name), SUBAGENT)
+        return Link(
+            stem if stem in records else _by_path(forked_from, rel, by_path, by_id, by_name), SUBAGENT
+        )
     if len(parts) >= 2 and parts[-2] == PIPED_SUBAGENTS:
         # [PROJECT/]subagent-artifacts/RUNID_AGENT[_N].jsonl: the session whose tool result
         # names the run, in the same project; else the session the header names

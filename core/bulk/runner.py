@@ -12,7 +12,7 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -24,9 +24,9 @@ from .discover import (
     RESERVED_TOP_LEVEL,
     OutputInInput,
     Refused,
+    Skipped,
     Source,
     UnsafePath,
-    Skipped,
     discover,
     input_guard,
     leaf_rel,
@@ -215,6 +215,7 @@ def run_bulk(
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
             archived = {name: store.keys() for name, store in stores.items()}
+            name_of = _namer(filters)
             tasks, skipped, unsafe = _plan(
                 sources,
                 manifest,
@@ -231,6 +232,7 @@ def run_bulk(
                 here=cluster is None,
                 overwrite=overwrite,
                 present=present,
+                name_of=name_of,
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -272,7 +274,7 @@ def run_bulk(
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
                 _release(fmts)
             links = resolve(manifest.records, real_in)
-            link_stores(stores, manifest.records, links, summary.notes)
+            link_stores(stores, manifest.records, links, summary.notes, name_of)
             summary.archives = close_stores(stores, real_out, replace_any=overwrite, notes=summary.notes)
             try:
                 summary.indexes = _write_indexes(manifest, fmts, real_out, overwrite, summary.notes, links)
@@ -288,6 +290,29 @@ def run_bulk(
                 )
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _namer(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> Callable[[str], str]:
+    """How an input's path becomes the names piconv makes of it (outputs' folders, the
+    archive's key): as it is, or, with the redaction filter, with what redaction removes
+    from a name (:func:`piconv.redaction.api.name_redactor`)."""
+    options = next((opts.get("options") for name, opts in filters if name == "redact"), _NONE)
+    if options is _NONE:
+        return str
+    from ..redaction.api import RedactOptions, name_redactor
+
+    redact_name = name_redactor(options if isinstance(options, RedactOptions) else None)
+    cache: dict[str, str] = {}
+
+    def redacted(rel: str) -> str:
+        if rel not in cache:
+            cache[rel] = "/".join(redact_name(part) or "_" for part in rel.split("/"))
+        return cache[rel]
+
+    return redacted
+
+
+_NONE = object()
 
 
 def _release(fmts: list[_Format]) -> None:
@@ -341,6 +366,7 @@ def _plan(
     here: bool = False,
     overwrite: bool = False,
     present: Collection[str] | None = None,
+    name_of: Callable[[str], str] = str,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output. ``here``:
@@ -359,7 +385,9 @@ def _plan(
     for src in sources:
         try:
             specs = {
-                f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag, reserved), f.options)
+                f.name: FormatSpec(
+                    f.name, output_rel(name_of(src.rel), f.extension, f.tag, reserved), f.options
+                )
                 if f.archive is None
                 else FormatSpec(f.name, f.archive.file_name, f.options, archive=True, here=here)
                 for f in fmts
@@ -391,7 +419,10 @@ def _plan(
             for f in fmts
             if rec is not None
             and _output_current(rec, f, specs[f.name], outdir, version)
-            and (f.archive is None or (archived or {}).get(f.name, {}).get(src.rel, "") == rec.get("sha256"))
+            and (
+                f.archive is None
+                or (archived or {}).get(f.name, {}).get(name_of(src.rel), "") == rec.get("sha256")
+            )
         ]
         same_stat = rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns
         if same_stat and len(current) == len(fmts):
@@ -422,6 +453,7 @@ def _plan(
             tuple(output_links(manifest.get(src.rel)).items())
             if here and any(s.archive for s in wanted)
             else (),
+            name_of(src.rel),
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe
