@@ -10,6 +10,7 @@ a file the user did not put in the archive.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
@@ -97,7 +98,7 @@ piconv's output, never read as input."""
 class Skipped:
     """A file (or folder) under the input root that is not a session and is passed over,
     as pi passes over it: listed in the summary, never a failure. ``code``: ``empty``,
-    ``not-a-session``, ``unreadable``, ``piconv-output``."""
+    ``not-a-session``, ``piconv-output``."""
 
     rel: str
     code: str
@@ -153,7 +154,7 @@ def discover(
     for dirpath, dirnames, filenames in os.walk(real_root, followlinks=False):
         rel_dir = os.path.relpath(dirpath, real_root)
         rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
-        if any(marker in filenames for marker in OWN_MARKERS):
+        if _holds_a_run(dirpath, filenames):
             dirnames[:] = []
             skipped.append(
                 Skipped(rel_dir or ".", "piconv-output", "a piconv run's output directory: not read as input")
@@ -203,6 +204,23 @@ def discover(
             sources.append(Source(rel, full, st.st_size, st.st_mtime_ns, open_rel))
     sources.sort(key=lambda s: s.rel)
     return sources, refused, skipped
+
+
+def _holds_a_run(dirpath: str, filenames: list[str]) -> bool:
+    """Whether the folder is a piconv run's OUTDIR: it holds the run's lock file, or a
+    manifest whose first line is a manifest record (a session file that happens to be
+    called ``.piconv-manifest.jsonl`` is still a session)."""
+    if OWN_MARKERS[1] in filenames:
+        return True
+    if OWN_MARKERS[0] not in filenames:
+        return False
+    try:
+        with open(os.path.join(dirpath, OWN_MARKERS[0]), "rb", buffering=0) as fh:
+            first = fh.read(4096).split(b"\n", 1)[0]
+        value = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and isinstance(value.get("input"), str) and "v" in value
 
 
 def _rel(rel_dir: str, name: str) -> str:

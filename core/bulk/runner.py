@@ -208,7 +208,7 @@ def run_bulk(
         try:
             sources, refused, skipped = discover(real_in, exclude=real_out, recursive=recursive)
             present = {s.rel for s in sources} | {r.rel for r in refused}
-            sources, headers = _headers(sources, manifest, real_in, skipped)
+            sources, headers = _headers(sources, manifest, real_in, skipped, refused)
             for item in skipped:
                 summary.add_skipped(item.rel, item.code, item.message)
             sources, summary.not_selected = select(sources, selection, manifest, headers)
@@ -594,11 +594,12 @@ def _record(
 
 
 def _headers(
-    sources: list[Source], manifest: Manifest, root: str, skipped: list[Skipped]
+    sources: list[Source], manifest: Manifest, root: str, skipped: list[Skipped], refused: list[Refused]
 ) -> tuple[list[Source], dict[str, Header]]:
     """The sources that are sessions, and each one's header: the one the manifest
     recorded while the file is as it was then (a rerun reads no file), else read
-    (:func:`.sniff.sniff`). A file that is not a session joins ``skipped``."""
+    (:func:`.sniff.sniff`). A file that is not a session joins ``skipped``; one that
+    cannot be read, ``refused``."""
     sessions: list[Source] = []
     headers: dict[str, Header] = {}
     for src in sources:
@@ -610,6 +611,9 @@ def _headers(
             found = sniff(root, src)
             if isinstance(found, Skipped):
                 skipped.append(found)
+                continue
+            if isinstance(found, Refused):
+                refused.append(found)
                 continue
             header = found
             if rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns:

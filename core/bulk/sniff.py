@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from .discover import NotASession, Skipped, Source, open_session
+from .discover import NotASession, Refused, Skipped, Source, open_session
 
 SCAN_BYTES = 1024 * 1024
 """How far into a file the header is looked for (pi's ``MAX_SESSION_HEADER_SCAN_BYTES``)."""
@@ -60,18 +60,20 @@ def header_of(value: Mapping[str, Any]) -> Header:
     return Header(text("id"), text("cwd"), text("timestamp", "created_at"), text("parentSession"))
 
 
-def sniff(root: str, src: Source) -> Header | Skipped:
-    """The header of ``src``, or why it is not a session. Opened as a worker opens it
-    (:func:`.discover.open_session`: no link followed, a FIFO never blocks)."""
+def sniff(root: str, src: Source) -> Header | Skipped | Refused:
+    """The header of ``src``, or why it is not a session (:class:`Skipped`), or why it
+    cannot be told (:class:`Refused`: a file that cannot be read fails, as it would
+    when converted). Opened as a worker opens it (:func:`.discover.open_session`: no
+    link followed, a FIFO never blocks)."""
     try:
         with open_session(root, src.open_rel or src.rel) as fh:
             first = _first_value(fh)
     except NotASession as exc:
-        return Skipped(src.rel, "unreadable", exc.strerror or "not a regular file")
+        return Refused(src.rel, "bulk:not-a-file", exc.strerror or "not a regular file")
     except OSError as exc:
         if exc.errno == errno.ENOENT:
-            return Skipped(src.rel, "unreadable", "removed while the run looked at it")
-        return Skipped(src.rel, "unreadable", f"cannot read: {exc.strerror or exc}")
+            return Skipped(src.rel, "not-a-session", "removed while the run looked at it")
+        return Refused(src.rel, "bulk:unreadable", f"cannot read: {exc.strerror or exc}")
     if first is None:
         if src.size == 0:
             return Skipped(src.rel, "empty", "empty file: not a session")

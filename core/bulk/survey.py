@@ -12,7 +12,7 @@ import io
 import os
 from typing import Any
 
-from .discover import Skipped, discover, open_session
+from .discover import Refused, Skipped, discover, open_session
 from .lineage import own_figures, resolve
 from .sniff import sniff
 
@@ -34,6 +34,9 @@ def survey(directory: str, recursive: bool = False) -> dict[str, Any]:
         header = sniff(root, src)
         if isinstance(header, Skipped):
             skipped.append(header)
+            continue
+        if isinstance(header, Refused):
+            refused.append(header)
             continue
         try:
             with open_session(root, src.open_rel or src.rel) as fh:
