@@ -160,7 +160,9 @@ def test_a_directory_run_writes_one_archive_incrementally(tmp_path: Path, jobs: 
     src, out = tmp_path / "in", tmp_path / "out"
     _tree(src)
     summary = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=jobs, quiet=True)
-    assert summary.failed == 0 and [s["code"] for s in summary.skipped] == ["not-a-session"]  # the broken file
+    assert summary.failed == 0 and [s["code"] for s in summary.skipped] == [
+        "not-a-session"
+    ]  # the broken file
     assert summary.archives == [str(out / "archive.db")]
     conn = sqlite3.connect(out / "archive.db")
     keys = sorted(k for (k,) in conn.execute("SELECT key FROM sessions"))

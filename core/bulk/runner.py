@@ -206,10 +206,10 @@ def run_bulk(
         summary.manifest_dropped = manifest.dropped
         stores = open_stores(fmts, real_out, summary)
         try:
-            sources, refused, skipped = discover(real_in, exclude=real_out, recursive=recursive)
+            sources, refused, passed_over = discover(real_in, exclude=real_out, recursive=recursive)
             present = {s.rel for s in sources} | {r.rel for r in refused}
-            sources, headers = _headers(sources, manifest, real_in, skipped, refused)
-            for item in skipped:
+            sources, headers = _headers(sources, manifest, real_in, passed_over, refused)
+            for item in passed_over:
                 summary.add_skipped(item.rel, item.code, item.message)
             sources, summary.not_selected = select(sources, selection, manifest, headers)
             for r in refused:
