@@ -57,7 +57,7 @@ def page(projects: Mapping[str, Sequence[ListedSession]]) -> str:
         for r in rows:
             flag = " (last conversion failed)" if r.failed else ""
             came = lineage_text(r)
-            came = f" — ↳ {inline(came)}" if came else ""
+            came = f" — {inline(came)}" if came else ""
             indent = "↳ " * r.depth
             out.append(
                 f"| {indent}[{inline(r.title)}](<{r.link}>){flag}{came} | {inline(readable_date(r.created))} | "
