@@ -66,9 +66,11 @@ WAIT_LIMIT_S = 600.0
 """How long a writer waits for the lock before its session fails (``bulk:archive-error``)."""
 
 
-def _patiently(conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
+def _patiently(conn: sqlite3.Connection, sql: str, limit: float | None = None) -> sqlite3.Cursor:
     """``sql`` executed, tried again while another process holds a lock it needs (the
-    write lock, or the shared index of the write-ahead log while a process sets it up)."""
+    write lock, or the shared index of the write-ahead log while a process sets it up),
+    for ``limit`` seconds (:data:`WAIT_LIMIT_S`). Some statements (a change of journal
+    mode) meet a lock without SQLite's own wait: they wait here too."""
     deadline = None
     while True:
         try:
@@ -77,10 +79,10 @@ def _patiently(conn: sqlite3.Connection, sql: str) -> sqlite3.Cursor:
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
             now = time.monotonic()
-            deadline = deadline or now + WAIT_LIMIT_S
+            deadline = deadline or now + (WAIT_LIMIT_S if limit is None else limit)
             if now > deadline:
                 raise
-            time.sleep(WAIT_POLL_S)
+            time.sleep(WAIT_POLL_S if limit is None else min(0.05, limit / 10))
 
 
 def _begin(conn: sqlite3.Connection) -> None:
@@ -312,7 +314,7 @@ class Store:
     def _tune(conn: sqlite3.Connection) -> None:
         # many small transactions, from several processes: WAL with NORMAL sync is safe
         # against a crash of piconv (each commit is whole) and does not sync per session
-        conn.execute("PRAGMA journal_mode = WAL")
+        _patiently(conn, "PRAGMA journal_mode = WAL", BUSY_WAIT_S)
         conn.execute("PRAGMA synchronous = NORMAL")
 
     def link(self, wanted: Mapping[str, tuple[str | None, str]]) -> None:
@@ -363,7 +365,7 @@ class Store:
         conn = self.conn
         try:
             conn.execute("PRAGMA optimize")
-            conn.execute("PRAGMA journal_mode = DELETE")
+            _patiently(conn, "PRAGMA journal_mode = DELETE", BUSY_WAIT_S)
         except sqlite3.OperationalError as exc:
             if not busy(exc):
                 raise
