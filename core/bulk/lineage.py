@@ -81,6 +81,8 @@ def resolve(records: Mapping[str, Mapping[str, Any]], root: str | None = None) -
     """Each session's link, by input (relative path), for the sessions that have one.
     ``root``: the input directory, to find a parent by the absolute path its fork's
     header names. A link that would close a cycle is dropped."""
+    if not any(parent_path(rec) or _in_subagent_layout(rel) for rel, rec in records.items()):
+        return {}  # no fork, no subagent: nothing to link (most archives, every rerun of them)
     by_path: dict[str, str] = {}
     by_id: dict[str, list[str]] = {}
     by_name: dict[str, list[str]] = {}
@@ -102,6 +104,13 @@ def resolve(records: Mapping[str, Mapping[str, Any]], root: str | None = None) -
         if link is not None:
             links[rel] = link
     return _without_cycles(links)
+
+
+def _in_subagent_layout(rel: str) -> bool:
+    parts = rel.split("/")
+    return (len(parts) >= 2 and parts[-2] == PIPED_SUBAGENTS) or (
+        len(parts) >= 4 and _RUN_DIR.match(parts[-2]) is not None
+    )
 
 
 def _link(
