@@ -208,7 +208,9 @@ def run_bulk(
         try:
             sources, refused, passed_over = discover(real_in, exclude=real_out, recursive=recursive)
             present = {s.rel for s in sources} | {r.rel for r in refused}
-            sources, headers = _headers(sources, manifest, real_in, passed_over, refused)
+            sources, headers = _headers(
+                sources, manifest, real_in, passed_over, refused, _header_redactor(filters)
+            )
             for item in passed_over:
                 summary.add_skipped(item.rel, item.code, item.message)
             sources, summary.not_selected = select(sources, selection, manifest, headers)
@@ -292,16 +294,26 @@ def run_bulk(
     return summary
 
 
+def _redact_options(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> Any:
+    """The redaction filter's options, None for its defaults, ``_NONE`` without the filter."""
+    options = next((opts.get("options") for name, opts in filters if name == "redact"), _NONE)
+    if options is _NONE:
+        return _NONE
+    from ..redaction.api import RedactOptions
+
+    return options if isinstance(options, RedactOptions) else None
+
+
 def _namer(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> Callable[[str], str]:
     """How an input's path becomes the names piconv makes of it (outputs' folders, the
     archive's key): as it is, or, with the redaction filter, with what redaction removes
     from a name (:func:`piconv.redaction.api.name_redactor`)."""
-    options = next((opts.get("options") for name, opts in filters if name == "redact"), _NONE)
+    options = _redact_options(filters)
     if options is _NONE:
         return str
-    from ..redaction.api import RedactOptions, name_redactor
+    from ..redaction.api import name_redactor
 
-    redact_name = name_redactor(options if isinstance(options, RedactOptions) else None)
+    redact_name = name_redactor(options)
     cache: dict[str, str] = {}
 
     def redacted(rel: str) -> str:
@@ -593,13 +605,43 @@ def _record(
     manifest.append(record)
 
 
+def _header_redactor(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> Callable[[Header], Header] | None:
+    """With the redaction filter: a header as redaction leaves it (its working directory and
+    the path it names, the home directory they lie in as ``~``), so nothing the manifest
+    keeps of a session names what redaction removed from its outputs; else None."""
+    options = _redact_options(filters)
+    if options is _NONE:
+        return None
+    from ..redaction.api import name_redactor
+
+    by_cwd: dict[str | None, Callable[[str], str]] = {}
+
+    def redacted(header: Header) -> Header:
+        if header.cwd not in by_cwd:
+            by_cwd[header.cwd] = name_redactor(options, [header.cwd] if header.cwd else [])
+        redact = by_cwd[header.cwd]
+        return Header(
+            header.id,
+            redact(header.cwd) if header.cwd else None,
+            header.timestamp,
+            redact(header.parent_session) if header.parent_session else None,
+        )
+
+    return redacted
+
+
 def _headers(
-    sources: list[Source], manifest: Manifest, root: str, skipped: list[Skipped], refused: list[Refused]
+    sources: list[Source],
+    manifest: Manifest,
+    root: str,
+    skipped: list[Skipped],
+    refused: list[Refused],
+    redact: Callable[[Header], Header] | None = None,
 ) -> tuple[list[Source], dict[str, Header]]:
     """The sources that are sessions, and each one's header: the one the manifest
     recorded while the file is as it was then (a rerun reads no file), else read
     (:func:`.sniff.sniff`). A file that is not a session joins ``skipped``; one that
-    cannot be read, ``refused``."""
+    cannot be read, ``refused``. ``redact``: what a header becomes (with ``--redact``)."""
     sessions: list[Source] = []
     headers: dict[str, Header] = {}
     for src in sources:
@@ -615,9 +657,11 @@ def _headers(
             if isinstance(found, Refused):
                 refused.append(found)
                 continue
-            header = found
+            header = redact(found) if redact is not None else found
             if rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns:
                 manifest.append({**rec, "header": header.to_json()})  # read once: kept for the next run
+        elif redact is not None:
+            header = redact(header)  # kept by a run without redaction
         headers[src.rel] = header
         sessions.append(src)
     skipped.sort(key=lambda item: item.rel)

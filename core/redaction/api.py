@@ -183,28 +183,31 @@ def redact(document: Document, options: RedactOptions | None = None, **kwargs: A
     return Redaction(redactor.run(document), redactor.outcome, options)
 
 
-def name_redactor(options: RedactOptions | None = None) -> Callable[[str], str]:
+def name_redactor(options: RedactOptions | None = None, paths: Iterable[str] = ()) -> Callable[[str], str]:
     """What redaction leaves of a name piconv makes from a session file's path (an
-    output's folders below OUTDIR, the archive's key): the home directory of the user
-    running piconv (and ``options.homes``) as pi spells it in a session folder's name
-    becomes ``~`` (``--Users-alice-app--`` → ``--~-app--``), and each ``--redact-value``
-    and user name found there becomes ``REDACTED``. Decided before any session is read,
-    so it is the same for every format and every run."""
+    output's folders below OUTDIR, the archive's key) or of a path a session's header
+    names: the home directory of the user running piconv (and ``options.homes``, and the
+    home directories ``paths`` lie in) becomes ``~``, as a path and as pi spells it in a
+    session folder's name (``--Users-alice-app--`` → ``--~-app--``), and each
+    ``--redact-value`` and user name found there becomes ``REDACTED``. Decided before any
+    session is read, so it is the same for every format and every run."""
     from .rules import GENERIC_USERS, HomeRule, LiteralRule, home_of
 
     options = options or RedactOptions()
     homes = list(options.homes or ())
     users = list(options.users or ())
     here = os.path.expanduser("~")
-    if options.homes is None and here != "~" and (found := home_of(here.rstrip("/") + "/")) is not None:
-        homes.append(found[0])
-        if (
-            options.users is None
-            and found[1]
-            and found[1].lower() not in GENERIC_USERS
-            and len(found[1]) >= 3
-        ):
-            users.append(found[1])
+    found_homes = [home_of(p) for p in paths]
+    if here != "~":
+        found_homes.append(home_of(here.rstrip("/") + "/"))
+    for found in found_homes:
+        if found is None:
+            continue
+        if options.homes is None:
+            homes.append(found[0])
+        user = found[1]
+        if options.users is None and user and user.lower() not in GENERIC_USERS and len(user) >= 3:
+            users.append(user)
     rules = (
         (HomeRule(homes), "~"),
         (LiteralRule("value", options.values), "REDACTED"),
