@@ -68,8 +68,8 @@ def _text(value: Any) -> str | None:
 
 
 def parent_path(rec: Mapping[str, Any]) -> str | None:
-    """The path of the session ``rec``'s header names as its parent (as read, before any
-    filter: the manifest's ``header``; else the facts)."""
+    """The path of the session ``rec``'s header names as its parent (the manifest's
+    ``header``, kept when the file was read; else the facts)."""
     return _text(_header(rec).get("parent_session")) or _text(_meta(rec).get("parent_session"))
 
 
