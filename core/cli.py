@@ -161,6 +161,16 @@ def _main_parser() -> UsageParser:
     bulk.add_argument(
         "--project", metavar="GLOB", help="only sessions of projects matching GLOB (folder, name or cwd)"
     )
+    bulk.add_argument(
+        "--recursive",
+        action="store_true",
+        help="every *.jsonl below the directory, not only where pi keeps sessions (PROJECT/*.jsonl)",
+    )
+    bulk.add_argument(
+        "--omp",
+        action="store_true",
+        help="with no input: Oh-My-Pi's session directory (~/.omp/agent/sessions) instead of pi's",
+    )
     return p
 
 
@@ -257,9 +267,11 @@ def _convert(args: list[str]) -> int:
     if ns.input is None and ns.to and ns.output:
         from .bulk.select import pi_sessions_dir
 
-        ns.input = pi_sessions_dir()  # no input: pi's own session directory
+        # no input: pi's own session directory (Oh-My-Pi's with --omp, or when only it exists)
+        ns.input = pi_sessions_dir(omp=True if ns.omp else None)
         if not os.path.isdir(ns.input):
-            raise UsageError(f"no input given, and pi's session directory {ns.input} does not exist")
+            whose = "Oh-My-Pi's" if ns.omp else "pi's"
+            raise UsageError(f"no input given, and {whose} session directory {ns.input} does not exist")
     if ns.input is None:
         raise UsageError("no input given (see piconv --help)")
     ns.to = ns.to or inferred
@@ -282,6 +294,7 @@ def _convert(args: list[str]) -> int:
         ("--since", ns.since),
         ("--until", ns.until),
         ("--project", ns.project),
+        ("--recursive", ns.recursive),
     ):
         if value:
             raise UsageError(f"{flag} applies to a directory input; one session is converted in one process")

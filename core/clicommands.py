@@ -142,7 +142,12 @@ def subcommand(name: str, args: list[str]) -> int:
         p = UsageParser(
             prog="piconv inspect", description="Show what a session file holds, or its model-visible context."
         )
-        p.add_argument("input", help="session file or '-'")
+        p.add_argument("input", help="session file, '-', or a directory of sessions")
+        p.add_argument(
+            "--recursive",
+            action="store_true",
+            help="with a directory: every *.jsonl below it, not only where pi keeps sessions",
+        )
         p.add_argument(
             "--from", "-f", dest="from_", metavar="FORMAT", help="input format (default: detected)"
         )
@@ -169,6 +174,20 @@ def _inspect(ns: argparse.Namespace) -> int:
     one_shot()
     from .api import load_detected
     from .jsonio import dumps
+
+    if ns.input != "-" and os.path.isdir(ns.input):
+        if ns.context or ns.leaf or ns.from_:
+            raise UsageError("--context, --leaf and --from apply to one session, not a directory")
+        from .bulk.survey import render_survey, survey
+
+        info = survey(ns.input, recursive=ns.recursive)
+        if ns.json:
+            sys.stdout.buffer.write(dumps(info, indent=True) + b"\n")
+        else:
+            sys.stdout.write(render_survey(info))
+        return 0
+    if ns.recursive:
+        raise UsageError("--recursive applies to a directory")
 
     doc, reader = load_detected(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
     if ns.context:

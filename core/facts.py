@@ -9,7 +9,10 @@ the formats that declare a page, ``Converter.index``).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from .ir import (
@@ -17,6 +20,7 @@ from .ir import (
     BranchSummary,
     Compaction,
     Document,
+    Entry,
     MessageBody,
     ModelChange,
     Text,
@@ -76,6 +80,91 @@ def first_prompt(doc: Document) -> str | None:
     return None
 
 
+def header_title(doc: Document) -> str | None:
+    """A title the file carries beside its header (Oh-My-Pi's title line, kept in
+    ``SessionInfo.other_headers``), stripped; None without one."""
+    for _line, value in doc.session.other_headers:
+        if isinstance(value, dict) and value.get("type") == "title" and isinstance(value.get("title"), str):
+            return value["title"].strip() or None
+    return None
+
+
+def _spent(usage: Any) -> float:
+    spent = usage.cost.total if usage.cost is not None else None
+    if type(spent) in (int, float) and spent == spent and abs(spent) != float("inf"):
+        return float(spent)
+    return 0.0
+
+
+def counted(doc: Document) -> Iterator[tuple[Entry, int, int, float]]:
+    """The entries a total counts, each with what it adds: ``(entry, turns, tokens,
+    cost)``. A user message is a turn; an assistant message, a tool result, a compaction
+    or branch summary, a usage record adds its call's tokens (:func:`piconv.ir.total_tokens`)
+    and cost. Every total piconv shows of a session is a sum of these."""
+    for entry in doc.entries:
+        body = entry.body
+        usage = None
+        if type(body) is MessageBody:
+            message = body.message
+            if type(message) is UserMessage:
+                yield entry, 1, 0, 0.0
+                continue
+            if type(message) is AssistantMessage or type(message) is ToolResult:
+                usage = message.usage
+        elif type(body) in (Compaction, BranchSummary, UsageRecord):
+            usage = body.usage  # type: ignore[union-attr]
+        if usage is not None:
+            yield entry, 0, total_tokens(usage), _spent(usage)
+
+
+KEY_BYTES = 6
+"""Bytes of the hash that names a counted entry (8 characters of base64): a fork and its
+parent are compared entry by entry, so 48 bits leave no chance of a false match."""
+
+
+def entry_key(entry_id: str, timestamp: Any) -> str:
+    """A counted entry's key: a hash of its id and its time stamp, which a fork's copy of
+    it keeps (pi copies the entry with both)."""
+    stamp = timestamp if isinstance(timestamp, str) else ""
+    digest = hashlib.blake2b(f"{entry_id}\x00{stamp}".encode("utf-8", "surrogatepass"), digest_size=KEY_BYTES)
+    return base64.urlsafe_b64encode(digest.digest()).decode("ascii")
+
+
+def lineage_facts(doc: Document) -> dict[str, Any]:
+    """What links a session to the one it was forked from, and what tells its copies of
+    that session's entries, so a total counts each entry once:
+
+    - ``parent_session``: the path the header names (pi's ``parentSession``), or None;
+    - ``counted``: the keys (:func:`entry_key`) of every counted entry, concatenated;
+    - ``copied``: ``[key, turns, tokens, cost]`` of each counted entry older than the
+      header (a fork's copies of its parent's entries; empty in any other session);
+    - ``subagent_runs``: the run ids of pi-subagents' runs the session started (the
+      ``runId`` in a tool result's details), which name their artifacts.
+    """
+    started = doc.session.created if isinstance(doc.session.created, str) else None
+    keys: list[str] = []
+    copied: list[list[Any]] = []
+    for entry, turns, tokens, cost in counted(doc):
+        key = entry_key(entry.id, entry.timestamp)
+        keys.append(key)
+        stamp = entry.timestamp
+        if started is not None and isinstance(stamp, str) and stamp < started:
+            copied.append([key, turns, tokens, round(cost, 10)])
+    runs: dict[str, None] = {}
+    for entry in doc.entries:
+        body = entry.body
+        if type(body) is MessageBody and type(body.message) is ToolResult:
+            details = body.message.details
+            if isinstance(details, dict) and isinstance(details.get("runId"), str) and details["runId"]:
+                runs[details["runId"]] = None
+    return {
+        "parent_session": doc.session.parent_session,
+        "counted": "".join(keys),
+        "copied": copied,
+        "subagent_runs": list(runs),
+    }
+
+
 def session_facts(doc: Document, source_path: str | None = None) -> dict[str, Any]:
     """The facts an archive lists about ``doc``. ``tokens`` and ``cost`` are totals over
     every entry of the file (all branches), each call counted by
@@ -90,26 +179,16 @@ def session_facts(doc: Document, source_path: str | None = None) -> dict[str, An
         if isinstance(entry.timestamp, str):
             stamps.append(entry.timestamp)
         body = entry.body
-        usage = None
         if type(body) is MessageBody:
             message = body.message
-            if type(message) is UserMessage:
-                turns += 1
-            elif type(message) is AssistantMessage:
-                usage = message.usage
-                if message.model is not None and message.model.model:
-                    models["/".join(x for x in (message.model.provider, message.model.model) if x)] = None
-            elif type(message) is ToolResult:
-                usage = message.usage
-        elif type(body) in (Compaction, BranchSummary, UsageRecord):
-            usage = body.usage  # type: ignore[union-attr]
+            if type(message) is AssistantMessage and message.model is not None and message.model.model:
+                models["/".join(x for x in (message.model.provider, message.model.model) if x)] = None
         elif type(body) is ModelChange and body.model:
             models["/".join(x for x in (body.provider, body.model) if x)] = None
-        if usage is not None:
-            tokens += total_tokens(usage)
-            spent = usage.cost.total if usage.cost is not None else None
-            if type(spent) in (int, float) and spent == spent and abs(spent) != float("inf"):
-                cost += spent
+    for _entry, turn, spent_tokens, spent in counted(doc):
+        turns += turn
+        tokens += spent_tokens
+        cost += spent
     name = doc.session_name()
     prompt = first_prompt(doc)
     created = session.created if isinstance(session.created, str) else (stamps[0] if stamps else None)
@@ -118,7 +197,7 @@ def session_facts(doc: Document, source_path: str | None = None) -> dict[str, An
         "id": session.id,
         "name": name,
         "first_prompt": prompt,
-        "title": clean_title(name or "") or prompt or None,
+        "title": clean_title(name or header_title(doc) or "") or prompt or None,
         "project": project_name(session.cwd, path),
         "cwd": session.cwd if isinstance(session.cwd, str) else None,
         "created": created,
@@ -145,9 +224,20 @@ class ListedSession(Frozen):
     - ``cwd``: the session's working directory, or None.
     - ``created`` / ``updated``: time stamps as recorded (ISO 8601, UTC), or ``""``.
     - ``models``: ``provider/model`` names in order of first use.
-    - ``turns`` (user messages), ``tokens``, ``cost``: totals over the whole file.
+    - ``turns`` (user messages), ``tokens``, ``cost``: totals over the whole file, but
+      for a session linked to the one it came from: its entries copied from that one
+      are counted there, not here (each entry counted once over the page).
     - ``failed``: the last conversion of the session failed (the output listed is an
       earlier one).
+    - ``key``: the session file's path below the input directory (``/``-separated):
+      what ``parent`` names.
+    - ``relation``: ``"fork"`` (its header names the session it was forked from),
+      ``"subagent"`` (a pi-subagents run of another session), or None.
+    - ``parent``: the ``key`` of that session, or None when it is not in the archive.
+    - ``parent_title``: that session's title, or ``""``.
+    - ``depth``: how many of its ancestors come before it on the page (its rows are
+      placed right after its parent's, in the same project).
+    - ``copied``: how many of its entries are its parent's, counted there.
     """
 
     project: str
@@ -163,3 +253,9 @@ class ListedSession(Frozen):
     tokens: int
     cost: float
     failed: bool
+    key: str = ""
+    relation: str | None = None
+    parent: str | None = None
+    parent_title: str = ""
+    depth: int = 0
+    copied: int = 0

@@ -77,7 +77,7 @@ def conversation(session_id: str, prompt: str = "hello", cwd: str = "/work/p", t
 def make_tree(root: Path) -> dict[str, bytes]:
     files = {
         "--work-a--/2026-01-01_s1.jsonl": conversation("s1", "fix the bug"),
-        "--work-a--/sub/2026-01-02_s2.jsonl": conversation("s2", "write tests"),
+        "--work-a--/2026-01-02_s2.jsonl": conversation("s2", "write tests"),
         "--work-b--/2026-01-03_s3.jsonl": conversation("s3", "refactor", cwd="/work/b"),
     }
     for rel, data in files.items():
@@ -115,17 +115,17 @@ def test_mirrors_folders_one_output_per_session_and_format(tmp_path: Path) -> No
     assert (summary.converted, summary.failed, summary.up_to_date) == (3, 0, 0)
     for rel, data in files.items():
         stem = rel[: -len(".jsonl")]
-        assert (out / f"{stem}.json").is_file()
+        assert (out / f"{stem}.ir.json").is_file()
         # pi → pi is lossless: the mirrored copy holds the input's values
-        lines = (out / f"{stem}.jsonl").read_bytes().splitlines()
+        lines = (out / f"{stem}.pi.jsonl").read_bytes().splitlines()
         assert [orjson.loads(x) for x in lines] == [orjson.loads(x) for x in data.splitlines()]
-    assert not (out / "--work-a--" / "notes.json").exists()
+    assert not list(out.rglob("notes*"))
     recs = records(out)
     assert sorted(recs) == sorted(files)
     rec = recs["--work-a--/2026-01-01_s1.jsonl"]
     assert rec["size"] == len(files["--work-a--/2026-01-01_s1.jsonl"])
     assert len(rec["sha256"]) == 64 and rec["piconv"] == piconv.__version__
-    assert rec["outputs"]["ir"]["path"] == "--work-a--/2026-01-01_s1.json"
+    assert rec["outputs"]["ir"]["path"] == "--work-a--/2026-01-01_s1.ir.json"
     assert rec["outputs"]["ir"]["distribution"] == "piconv" and rec["outputs"]["ir"]["version"]
     assert rec["meta"]["first_prompt"] == "fix the bug 0" and rec["meta"]["turns"] == 2
 
@@ -136,7 +136,7 @@ def test_outputs_equal_single_file_conversion(tmp_path: Path) -> None:
     run_bulk(str(src), str(out), ["ir"], jobs=2, quiet=True)
     single = tmp_path / "single.json"
     assert main([str(src / "--work-b--/2026-01-03_s3.jsonl"), "--to", "ir", "-o", str(single), "-q"]) == 0
-    assert (out / "--work-b--/2026-01-03_s3.json").read_bytes() == single.read_bytes()
+    assert (out / "--work-b--/2026-01-03_s3.ir.json").read_bytes() == single.read_bytes()
 
 
 def test_one_read_per_session_for_several_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,7 +172,7 @@ def test_one_read_per_session_for_several_formats(tmp_path: Path, monkeypatch: p
         assert (out / rel.replace(".jsonl", ".html")).is_file()
 
 
-def test_extension_clash_gets_format_names(tmp_path: Path) -> None:
+def test_output_names_depend_on_the_format_alone(tmp_path: Path) -> None:
     assert output_rel("p/a.jsonl", ".json", "ir") == "p/a.ir.json"
     assert output_rel("p/a.jsonl", "json") == "p/a.json"
     assert output_rel("index.jsonl", ".html") == "index.session.html"  # the index keeps its name
@@ -194,6 +194,18 @@ def test_extension_clash_gets_format_names(tmp_path: Path) -> None:
     assert (out / "--work-b--/2026-01-03_s3.ir.json").is_file()
     # openai describes one leaf: one output per leaf, numbered
     assert (out / "--work-b--/2026-01-03_s3.openai.leaf-1.json").is_file()
+    # a format's outputs keep their names whatever other formats a run asks for: adding
+    # or dropping one renames and reconverts none of the others
+    before = snapshot(out)
+    alone = run_bulk(str(src), str(out), ["ir"], jobs=1, quiet=True)
+    assert (alone.converted, alone.up_to_date) == (0, 3)
+    more = run_bulk(str(src), str(out), ["ir", "asf", "markdown"], jobs=1, quiet=True)
+    assert more.converted == 3 and more.failed == 0
+    after = snapshot(out)
+    assert {k: v for k, v in after.items() if k in before} == before  # nothing renamed or rewritten
+    assert (out / "--work-b--/2026-01-03_s3.asf.jsonl").is_file()  # never a .jsonl like its session
+    assert (out / "--work-b--/2026-01-03_s3.md").is_file()  # .md names its format
+    assert not [k for k in after if k.endswith(".jsonl") and not k.endswith((".asf.jsonl", ".pi.jsonl"))]
 
 
 # --------------------------------------------------------------------------- incremental
@@ -209,15 +221,15 @@ def test_rerun_converts_nothing_then_only_what_changed(tmp_path: Path) -> None:
     assert (again.converted, again.up_to_date, again.failed) == (0, 3, 0)
     assert snapshot(out) == before  # not even rewritten
 
-    grown = src / "--work-a--/sub/2026-01-02_s2.jsonl"
+    grown = src / "--work-a--/2026-01-02_s2.jsonl"
     grown.write_bytes(conversation("s2", "write tests", turns=3))
     third = run_bulk(str(src), str(out), ["ir", "pi"], jobs=2, quiet=True)
     assert (third.converted, third.up_to_date) == (1, 2)
     after = snapshot(out)
     changed = {k for k in after if after[k] != before.get(k)}
-    assert changed == {"--work-a--/sub/2026-01-02_s2.json", "--work-a--/sub/2026-01-02_s2.jsonl"}
-    assert after["--work-a--/sub/2026-01-02_s2.jsonl"][1].count(b"\n") == grown.read_bytes().count(b"\n")
-    assert records(out)["--work-a--/sub/2026-01-02_s2.jsonl"]["size"] == grown.stat().st_size
+    assert changed == {"--work-a--/2026-01-02_s2.ir.json", "--work-a--/2026-01-02_s2.pi.jsonl"}
+    assert after["--work-a--/2026-01-02_s2.pi.jsonl"][1].count(b"\n") == grown.read_bytes().count(b"\n")
+    assert records(out)["--work-a--/2026-01-02_s2.jsonl"]["size"] == grown.stat().st_size
 
     # touched, same bytes: hashed again, not converted again
     touched = src / "--work-b--/2026-01-03_s3.jsonl"
@@ -238,20 +250,20 @@ def test_deleted_output_new_format_and_removed_input(tmp_path: Path) -> None:
     src, out = tmp_path / "s", tmp_path / "o"
     make_tree(src)
     run_bulk(str(src), str(out), ["ir"], jobs=1, quiet=True)
-    (out / "--work-b--/2026-01-03_s3.json").unlink()
+    (out / "--work-b--/2026-01-03_s3.ir.json").unlink()
     redo = run_bulk(str(src), str(out), ["ir"], jobs=1, quiet=True)
     assert (redo.converted, redo.up_to_date) == (1, 2)
-    assert (out / "--work-b--/2026-01-03_s3.json").is_file()
+    assert (out / "--work-b--/2026-01-03_s3.ir.json").is_file()
 
     ir_before = snapshot(out)
     added = run_bulk(str(src), str(out), ["ir", "pi"], jobs=1, quiet=True)
     assert added.converted == 3
-    assert {k: v for k, v in snapshot(out).items() if k.endswith(".json")} == ir_before  # ir left alone
+    assert {k: v for k, v in snapshot(out).items() if k.endswith(".ir.json")} == ir_before  # ir left alone
 
     (src / "--work-a--/2026-01-01_s1.jsonl").unlink()
     gone = run_bulk(str(src), str(out), ["ir", "pi"], jobs=1, quiet=True)
     assert (gone.converted, gone.up_to_date) == (0, 2)
-    assert (out / "--work-a--/2026-01-01_s1.json").is_file()  # never removed unasked
+    assert (out / "--work-a--/2026-01-01_s1.ir.json").is_file()  # never removed unasked
     assert "--work-a--/2026-01-01_s1.jsonl" in records(out)
 
 
@@ -274,25 +286,28 @@ def broken_tree(root: Path) -> None:
     (root / "--work-c--" / "truncated.jsonl").write_bytes(good + b'{"type":"message","id":"x","par')
 
 
-def test_broken_sessions_never_stop_the_batch(tmp_path: Path) -> None:
+def test_files_that_are_not_sessions_are_listed_never_failed(tmp_path: Path) -> None:
+    """As pi lists sessions: a file whose first line is no session header (an empty
+    file, an extension's log) is passed over and listed, and the run still succeeds."""
     src, out = tmp_path / "s", tmp_path / "o"
     broken_tree(src)
     summary = run_bulk(str(src), str(out), ["ir", "pi"], jobs=2, quiet=True)
-    assert (summary.converted, summary.failed) == (4, 2)
-    assert not summary.ok
-    assert summary.failure_codes == {"bulk:not-a-session": 2}
+    assert (summary.converted, summary.failed, summary.refused) == (4, 0, 0)
+    assert summary.ok
+    assert {(s["input"], s["code"]) for s in summary.skipped} == {
+        ("--work-c--/empty.jsonl", "empty"),
+        ("--work-c--/garbage.jsonl", "not-a-session"),
+    }
     assert summary.problems  # the truncated line is reported by code, its session converted
-    assert (out / "--work-c--/truncated.json").is_file()
+    assert (out / "--work-c--/truncated.ir.json").is_file()
     recs = records(out)
-    assert recs["--work-c--/empty.jsonl"]["status"] == "failed"
-    assert recs["--work-c--/empty.jsonl"]["errors"]["load"]["code"] == "bulk:not-a-session"
+    assert "--work-c--/empty.jsonl" not in recs and "--work-c--/garbage.jsonl" not in recs
     assert (
         recs["--work-c--/truncated.jsonl"]["status"] == "ok"
         and recs["--work-c--/truncated.jsonl"]["problems"]
     )
-    # failures are retried on every run (a transient cause may be gone); the rest is skipped
     again = run_bulk(str(src), str(out), ["ir", "pi"], jobs=2, quiet=True)
-    assert (again.converted, again.up_to_date, again.failed) == (0, 4, 2)
+    assert (again.converted, again.up_to_date, again.failed, len(again.skipped)) == (0, 4, 0, 2)
 
 
 def test_cli_exit_codes_summary_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -306,14 +321,25 @@ def test_cli_exit_codes_summary_and_report(tmp_path: Path, capsys: pytest.Captur
     assert data["converted"] == 3 and data["failed"] == 0 and data["formats"] == ["ir"]
 
     broken_tree(src)
+    assert main([str(src), "--to", "ir", "-o", str(out), "--report", str(report)]) == 0
+    err = capsys.readouterr().err
+    assert "1 converted, 3 skipped as up to date, 0 failed" in err
+    assert "2 skipped, not sessions: empty: 1, not-a-session: 1" in err
+    assert "--work-c--/empty.jsonl: empty file: not a session" in err
+    data = json.loads(report.read_text())
+    assert data["failed"] == 0 and {s["input"] for s in data["skipped"]} == {
+        "--work-c--/empty.jsonl",
+        "--work-c--/garbage.jsonl",
+    }
+    assert data["problems_by_code"]
+
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes(conversation("x"))
+    (src / "--work-c--" / "link.jsonl").symlink_to(outside)
     assert main([str(src), "--to", "ir", "-o", str(out), "--report", str(report)]) == 1
     err = capsys.readouterr().err
-    assert "4 converted" not in err and "1 converted, 3 skipped as up to date, 2 failed" in err
-    assert "bulk:not-a-session: 2" in err
-    data = json.loads(report.read_text())
-    assert data["failed"] == 2 and data["failures_by_code"] == {"bulk:not-a-session": 2}
-    assert {f["input"] for f in data["failures"]} == {"--work-c--/empty.jsonl", "--work-c--/garbage.jsonl"}
-    assert data["problems_by_code"]
+    assert "bulk:symlink-outside: 1" in err
+    assert json.loads(report.read_text())["failures_by_code"] == {"bulk:symlink-outside": 1}
 
     assert main([str(src), "--to", "ir", "-o", str(out), "-q"]) == 1
     assert capsys.readouterr().err == ""  # --quiet: nothing at all
@@ -411,17 +437,17 @@ def test_a_per_leaf_format_writes_one_output_per_leaf(tmp_path: Path) -> None:
     leaves = piconv.load(example).leaves()
     assert len(leaves) == 5
     for n, leaf in enumerate(leaves, 1):
-        written = out / "--p--" / f"tree.leaf-{n}.json"
+        written = out / "--p--" / f"tree.openai.leaf-{n}.json"
         single = tmp_path / f"single-{n}.json"
         assert main([str(example), "--to", "openai", "--leaf", leaf.id, "-o", str(single), "-q"]) == 0
         assert written.read_bytes() == single.read_bytes()
     rec = records(out)["--p--/tree.jsonl"]
-    assert rec["outputs"]["openai"]["leaves"] == [f"--p--/tree.leaf-{n}.json" for n in range(1, 6)]
+    assert rec["outputs"]["openai"]["leaves"] == [f"--p--/tree.openai.leaf-{n}.json" for n in range(1, 6)]
     # up to date while every leaf output is there; a missing one redoes the format
     assert run_bulk(str(src), str(out), ["openai"], jobs=1, quiet=True).up_to_date == 1
-    (out / "--p--" / "tree.leaf-3.json").unlink()
+    (out / "--p--" / "tree.openai.leaf-3.json").unlink()
     assert run_bulk(str(src), str(out), ["openai"], jobs=1, quiet=True).converted == 1
-    assert (out / "--p--" / "tree.leaf-3.json").is_file()
+    assert (out / "--p--" / "tree.openai.leaf-3.json").is_file()
 
 
 def test_a_lone_surrogate_in_a_session_reaches_every_output_and_the_manifest(tmp_path: Path) -> None:

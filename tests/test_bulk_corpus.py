@@ -9,13 +9,15 @@ one not made yet, which is when a directory run and a single conversion differ m
 
 ``piconv SESSIONS --to FORMAT -o OUT`` runs through the command line's entry point, in every
 built-in format (taken from the registry, so a new one is covered without editing this file),
-each alone and all together (then formats sharing an extension get their name in the file
-name), with ``--jobs 1`` and ``--jobs 2``. Every output is held byte for byte to
+each alone and all together (a format whose extension does not name it gets its name in the
+file name, whichever formats the run has), with ``--jobs 1`` and ``--jobs 2``. Every output is held byte for byte to
 ``piconv FILE --to FORMAT -o X`` of the same file, with the files written beside it; a per-leaf
 format's outputs to ``--leaf`` conversions of each leaf. The one-database archive format
 (sqlite) is compared row by row instead of byte by byte: the archive's rows for a session are
-the single database's, except the three columns docs/formats/sqlite.md says a directory run
-fills differently (``key``, ``sha256``, ``html``). Whatever else is in OUT must be exactly what
+the single database's, except the columns docs/formats/sqlite.md says a directory run fills
+differently (``key``, ``sha256``, ``html``; and for the fork of the corpus, linked to its
+parent, ``parent``, ``relation``, its own ``tokens``, ``cost`` and ``turns``, and its entries'
+``inherited``). Whatever else is in OUT must be exactly what
 docs/bulk.md lists under "What OUTDIR holds" for the formats of the run.
 """
 
@@ -150,20 +152,35 @@ def outputs_of(
     """(format, the output's path below OUTDIR, leaf or None) for every output a directory
     run in ``formats`` writes for the session ``rel``, named as docs/bulk.md says: the
     input's path with the format's extension, ``.FORMAT`` before it when two formats of the
-    run share it, ``.leaf-N`` for the Nth leaf of a per-leaf format."""
-    exts = [BUILT_IN[name].extension for name in formats]
+    extension does not name it (whatever other formats the run has), ``.leaf-N`` for the
+    Nth leaf of a per-leaf format."""
     folder, _, file_name = rel.rpartition("/")
     stem = file_name.removesuffix(".jsonl")
-    for name, ext in zip(formats, exts, strict=True):
+    for name in formats:
         conv = BUILT_IN[name]
+        ext = conv.extension
         if conv.archive is not None:
             continue
-        tagged = f"{stem}.{name}" if exts.count(ext) > 1 else stem
+        names_it = ext.lstrip(".").lower() in (conv.name, *conv.aliases)
+        tagged = stem if names_it else f"{stem}.{name}"
         if conv.per_leaf:
             for number, leaf in enumerate(leaf_ids, 1):
                 yield name, f"{folder}/{tagged}.leaf-{number}{ext}", leaf
         else:
             yield name, f"{folder}/{tagged}{ext}", None
+
+
+LINKS = {
+    "--home-dev-projects-pisg-branching-s1--/branching-fork.jsonl": (
+        "--home-dev-projects-pisg-branching-s1--/branching.jsonl",
+        "fork",
+    ),
+    # forks whose parent (/legacy/parent.jsonl) is not in the corpus
+    "--legacy-project--/Whamp__pi-session-recall__pi-v1-canonical-equivalent.jsonl": (None, "fork"),
+    "--legacy-project--/Whamp__pi-session-recall__pi-v1-linear.jsonl": (None, "fork"),
+}
+"""The corpus's sessions whose header names the session they were forked from: the
+parent found below the sessions folder (or None) and the relation."""
 
 
 def rows(database: Path, key: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -261,8 +278,23 @@ def test_directory_run_equals_single_conversions(
                 html,
             ), rel
             assert (one.pop("key"), one.pop("sha256"), one.pop("html")) == (session.name, None, None), rel
+            assert (one.pop("parent"), one.pop("relation")) == (None, None), rel  # one session: no link
+            parent, relation = many.pop("parent"), many.pop("relation")
+            assert (parent, relation) == LINKS.get(rel, (None, None)), rel
+            assert not any(e.pop("inherited") for e in one_entries), rel
+            if parent is None:  # linked to no session here: as its own database has it
+                assert not any(e.pop("inherited") for e in many_entries), rel
+                assert many == one, rel
+                assert many_entries == one_entries, rel
+                continue
+            # the fork, linked: its copies of its parent's entries are counted there
+            inherited = [e for e in many_entries if e.pop("inherited")]
+            assert inherited and many_entries == one_entries, rel
+            own = [e for e in many_entries if e not in inherited]
+            assert many.pop("tokens") == sum(e["tokens"] or 0 for e in own) < one.pop("tokens"), rel
+            assert many.pop("turns") == sum(e["role"] == "user" for e in own), rel
+            many.pop("cost"), one.pop("turns"), one.pop("cost")
             assert many == one, rel
-            assert many_entries == one_entries, rel
 
     extras = {part for part, _is_dir in tree(out)} - compared
     assert extras == documented_extras(formats)

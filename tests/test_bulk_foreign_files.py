@@ -108,15 +108,15 @@ def test_every_leaf_written_is_recorded_as_it_lands(tmp_path: Path) -> None:
     (tmp_path / "in" / "--p--").mkdir(parents=True)
     (tmp_path / "in" / "--p--" / "tree.jsonl").write_bytes(example.read_bytes())
     out = tmp_path / "out"
-    (out / "--p--" / "tree.leaf-2.json").mkdir(parents=True)
+    (out / "--p--" / "tree.openai.leaf-2.json").mkdir(parents=True)
 
     summary = run_bulk(str(tmp_path / "in"), str(out), ["openai"], quiet=True)
 
     assert summary.failed == 1
     rec = records(out)["--p--/tree.jsonl"]
     assert "openai" not in rec["outputs"]
-    assert rec["written"] == ["--p--/tree.leaf-1.json"]
-    assert (out / "--p--" / "tree.leaf-1.json").is_file()
+    assert rec["written"] == ["--p--/tree.openai.leaf-1.json"]
+    assert (out / "--p--" / "tree.openai.leaf-1.json").is_file()
 
 
 def test_an_output_piconv_wrote_is_replaced_when_its_session_changes(tmp_path: Path) -> None:
@@ -152,10 +152,13 @@ def test_a_run_into_a_folder_of_other_sessions_replaces_none_of_them(tmp_path: P
     (sessions / "a.jsonl").write_bytes(theirs)
     (sessions / "sub" / "a.jsonl").write_bytes(conversation("sub", "the one converted"))
 
+    (sessions / "a.pi.jsonl").write_bytes(theirs)  # a file of its own where the output would go
+
     code = main([str(sessions / "sub"), "--to", "pi", "-o", str(sessions), "--quiet"])
 
     assert code != 0
-    assert (sessions / "a.jsonl").read_bytes() == theirs
+    assert (sessions / "a.jsonl").read_bytes() == theirs  # never an output's name: a.pi.jsonl
+    assert (sessions / "a.pi.jsonl").read_bytes() == theirs  # not piconv's: left as it is
 
 
 def test_an_index_piconv_did_not_write_is_left_with_a_note(tmp_path: Path) -> None:
@@ -410,13 +413,13 @@ def test_a_second_name_of_someone_s_file_beside_the_archive_is_never_written_int
 
 
 def test_a_format_s_folder_beside_its_output_stays_out_of_the_input_tree(tmp_path: Path) -> None:
-    """With OUTDIR around the input, Markdown's images folder (``<session id>_images``)
+    """With OUTDIR around the input, Markdown's images folder (``<output stem>_images``)
     could be the input directory itself: that output fails rather than write into it."""
     import base64
     import json
 
     work = tmp_path / "w"
-    src = work / "abc_images"
+    src = work / "s_images"
     src.mkdir(parents=True)
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32).decode()
     lines = [

@@ -53,11 +53,13 @@ def test_a_session_first_in_its_folder_gets_its_images_folder(
     sessions, out = tmp_path / "sessions", tmp_path / "out"
     (sessions / folders).mkdir(parents=True)
     (sessions / folders / "s.jsonl").write_bytes(image_session("abc"))
-    assert main([str(sessions), "--to", "markdown", "-o", str(out), "--jobs", "1"]) == 0, (
+    recursive = ["--recursive"] if depth > 1 else []  # deeper than pi keeps sessions
+    assert main([str(sessions), "--to", "markdown", "-o", str(out), "--jobs", "1", *recursive]) == 0, (
         capsys.readouterr().err
     )
 
-    image = f"abc_images/{hashlib.sha256(PNG).hexdigest()[:16]}.png"
+    # named after the output (s.md), never after the session's id
+    image = f"s_images/{hashlib.sha256(PNG).hexdigest()[:16]}.png"
     written = out / folders / image
     assert written.read_bytes() == PNG
     assert f"]({image})" in (out / folders / "s.md").read_text(encoding="utf-8")

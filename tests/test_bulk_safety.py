@@ -57,7 +57,7 @@ def test_hostile_names_stay_inside_outdir(tmp_path: Path) -> None:
         stem = name[: -len(".jsonl")]
         html = "index.session.html" if name == "index.jsonl" else f"{stem}.html"
         assert html in written and f"--proj--/{stem}.html" in written
-        assert f"{stem}.json" in written
+        assert f"{stem}.ir.json" in written
     assert "index.html" in written  # the archive's index, not index.jsonl's page
     index = (out / "index.html").read_text()
     assert "<script>alert(1)" not in index and 'onmouseover="alert' not in index
@@ -89,9 +89,9 @@ def test_symlinks_outside_are_refused_inside_followed(tmp_path: Path) -> None:
         "linked-dir": "bulk:symlink-outside",
         "--work-b--/dangling.jsonl": "bulk:unreadable",
     }
-    assert not (out / "--work-a--" / "escape.json").exists()
+    assert not (out / "--work-a--" / "escape.ir.json").exists()
     assert not (out / "linked-dir").exists()
-    assert (out / "--work-b--" / "alias.json").is_file()
+    assert (out / "--work-b--" / "alias.ir.json").is_file()
     assert secret.read_bytes() == conversation("secret", "private")  # inputs never modified
 
 

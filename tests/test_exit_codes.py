@@ -62,11 +62,12 @@ def test_a_directory_run_with_a_failed_session_exits_1(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.mkdir()
     (src / "good.jsonl").write_bytes((REPO / "examples" / "basic.jsonl").read_bytes())
-    (src / "bad.jsonl").write_bytes(b"not a session\n")
+    (src / "notes.jsonl").write_bytes(b"not a session\n")  # passed over, as pi does: no failure
+    (src / "bad.jsonl").symlink_to(REPO / "examples" / "basic.jsonl")  # outside the input: refused
     run = subprocess.run(
         [sys.executable, "-m", "piconv", str(src), "--to", "ir", "-o", str(tmp_path / "out"), "-q"],
         capture_output=True,
         text=True,
     )
     assert run.returncode == errors.SOME_FAILED == 1, run.stderr
-    assert (tmp_path / "out" / "good.json").is_file()
+    assert (tmp_path / "out" / "good.ir.json").is_file()

@@ -57,6 +57,7 @@ class TallyPlugin:
                 name="tally",
                 summary="entries counted, with a page listing the sessions",
                 extension=".txt",
+                aliases=("txt",),  # the extension names the format: outputs are a.txt
                 media_type="text/plain",
                 write=_write,
                 index=self.page,
@@ -93,7 +94,7 @@ def test_a_third_party_format_gets_its_index_page_written(tmp_path: Path, regist
     # grouped by project (sorted), newest first, each with its output and a link to it
     assert rows == [
         ["b", "refactor 0", "2", "--work-b--/2026-01-03_s3.txt", "./--work-b--/2026-01-03_s3.txt"],
-        ["p", "write tests 0", "2", "--work-a--/sub/2026-01-02_s2.txt", "./--work-a--/sub/2026-01-02_s2.txt"],
+        ["p", "write tests 0", "2", "--work-a--/2026-01-02_s2.txt", "./--work-a--/2026-01-02_s2.txt"],
         ["p", "fix the bug 0", "2", "--work-a--/2026-01-01_s1.txt", "./--work-a--/2026-01-01_s1.txt"],
         ["top", "listed too 0", "2", "sessions.session.txt", "./sessions.session.txt"],
     ]
@@ -144,8 +145,8 @@ def test_a_run_whose_formats_declare_no_page_writes_none(tmp_path: Path) -> None
     assert top == {
         "--work-a--",
         "--work-b--",
-        "index.json",
-        "index.jsonl",
+        "index.ir.json",
+        "index.pi.jsonl",
         "archive.db",
         "archive.metadata.json",
         ".piconv-manifest.jsonl",

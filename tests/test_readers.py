@@ -225,13 +225,14 @@ def test_a_directory_mixing_pi_and_asf_files_converts_both_and_records_the_reade
     (src / "b.asf.jsonl").write_bytes(asf.getvalue())
     (src / "c.jsonl").write_bytes(b"neither pi nor asf\n")
     summary = run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True)
-    assert (summary.converted, summary.failed) == (2, 1)
+    assert (summary.converted, summary.failed) == (2, 0)
+    assert [(s["input"], s["code"]) for s in summary.skipped] == [("c.jsonl", "not-a-session")]
     assert "hello from asf" in (out / "b.asf.md").read_text()
     records = {
         r["input"]: r for r in map(json.loads, (out / ".piconv-manifest.jsonl").read_text().splitlines())
     }
     assert records["a.jsonl"]["reader"] == "pi" and records["b.asf.jsonl"]["reader"] == "asf"
-    assert "no reader recognises this input" in records["c.jsonl"]["errors"]["load"]["message"]
+    assert "c.jsonl" not in records  # its first line is no session header: passed over, as pi does
     # inspect works on whatever a reader reads
     shown = _cli("inspect", str(src / "b.asf.jsonl"), "--json")
     assert shown.returncode == 0 and json.loads(shown.stdout)["reader"] == "asf"

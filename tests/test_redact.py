@@ -231,7 +231,7 @@ def test_redaction_options_reach_the_workers_whole(
     )
     assert code == 0
     for name in ("a", "b", "c", "d"):
-        for suffix in (".md", ".jsonl"):
+        for suffix in (".md", ".pi.jsonl"):
             data = (out / f"{name}{suffix}").read_bytes()
             assert _survivors(data) == ["pattern"], (name, suffix)  # --redact-env took the value
 

@@ -39,8 +39,11 @@ def _tree(root: Path) -> Path:
     (root / "--home-dev-alpha--").mkdir(parents=True)
     (root / "--home-dev-beta--").mkdir()
     shutil.copy(BASIC, root / "--home-dev-alpha--" / "2026-11-30T06-42-55-389Z_basic.jsonl")
-    shutil.copy(BRANCHING, root / "--home-dev-beta--" / "2025-06-01T10-00-00-000Z_branching.jsonl")
     old = root / "--home-dev-beta--" / "2025-06-01T10-00-00-000Z_branching.jsonl"
+    header, rest = BRANCHING.read_bytes().split(b"\n", 1)
+    begun = orjson.loads(header)
+    begun["timestamp"] = "2025-06-01T10:00:00.000Z"  # begun 2025-06-01, as its header says
+    old.write_bytes(orjson.dumps(begun) + b"\n" + rest)
     os.utime(old, (1748772000, 1748772000))  # last written 2025-06-01
     return root
 

@@ -160,7 +160,9 @@ def test_a_directory_run_writes_one_archive_incrementally(tmp_path: Path, jobs: 
     src, out = tmp_path / "in", tmp_path / "out"
     _tree(src)
     summary = run_bulk(str(src), str(out), ["html", "sqlite"], jobs=jobs, quiet=True)
-    assert summary.failed == 1  # the broken file, alone
+    assert summary.failed == 0 and [s["code"] for s in summary.skipped] == [
+        "not-a-session"
+    ]  # the broken file
     assert summary.archives == [str(out / "archive.db")]
     conn = sqlite3.connect(out / "archive.db")
     keys = sorted(k for (k,) in conn.execute("SELECT key FROM sessions"))
@@ -458,7 +460,7 @@ def test_dask_workers_send_their_rows_to_the_process_that_writes(tmp_path: Path)
         distributed.Client(cluster) as client,
     ):
         summary = run_bulk(str(src), str(out), ["html", "sqlite"], client=client, quiet=True)
-    assert (summary.converted, summary.failed) == (2, 1)
+    assert (summary.converted, summary.failed, len(summary.skipped)) == (2, 0, 1)
     assert _rows_of(out / "archive.db")[0] == 2
     hits = ARCHIVE.search(str(out), "wrapper")
     assert hits and all(hit["link"] for hit in hits)

@@ -20,11 +20,12 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def folder_name(session_id: str | None, output_path: str | None) -> str:
-    """The image folder's name: the session id (or the output file's stem), reduced to
-    characters that need no escaping in a link and no quoting in a shell."""
-    base = (
-        session_id or (os.path.splitext(os.path.basename(output_path))[0] if output_path else "") or "session"
-    )
+    """The image folder's name: the output file's stem (``a.md`` → ``a_images``), else the
+    session id (a format whose outputs are named by it, as ATIF's are), reduced to
+    characters that need no escaping in a link and no quoting in a shell. A Markdown
+    transcript's folder is never named from the session's content: that would carry a
+    secret past ``--redact`` (the tree's ids are not redacted)."""
+    base = (os.path.splitext(os.path.basename(output_path))[0] if output_path else "") or session_id or ""
     name = _UNSAFE_NAME.sub("-", base).strip(".-") or "session"
     return f"{name[:80]}_images"
 

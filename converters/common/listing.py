@@ -40,3 +40,22 @@ def totals_line(sessions: Iterable[ListedSession]) -> str:
 def models_text(session: ListedSession) -> str:
     """The session's models, comma-separated."""
     return ", ".join(session.models)
+
+
+RELATIONS = {"fork": "forked from", "subagent": "subagent of"}
+
+
+def lineage_text(session: ListedSession) -> str:
+    """How a session came from another, for the line under its title: ``forked from
+    TITLE``, ``subagent of TITLE`` (``a session not in the archive`` when that one is
+    missing), and how many of its entries are counted there; ``""`` for a session that
+    came from none."""
+    if not session.relation:
+        return ""
+    said = RELATIONS.get(session.relation, session.relation)
+    whose = session.parent_title or (
+        "a session not in the archive" if session.parent is None else session.parent
+    )
+    copied = session.copied
+    counted = f"; {copied:,} copied entries counted there" if copied else ""
+    return f"{said} {whose}{counted}"

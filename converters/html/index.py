@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from piconv.converters.common.listing import models_text, readable_date, totals_line
+from piconv.converters.common.listing import lineage_text, models_text, readable_date, totals_line
 
 from . import assets
 from .escape import text as esc
@@ -36,7 +36,11 @@ th button{font:inherit;font-weight:bold;color:inherit;background:none;border:0;p
 th[aria-sort=ascending] button::after{content:" \\25b2"}th[aria-sort=descending] button::after{content:" \\25bc"}
 .failed{color:var(--bad)}#filter{width:100%;max-width:30rem;padding:.35rem;font-size:1rem;margin:.5rem 0}
 #nomatch{padding:.5rem;border:1px solid var(--line);background:var(--head)}code{font-size:.9em}
+.rel{color:var(--muted);font-size:.85rem}tr.sub1 td:first-child{padding-left:1.75rem}
+tr.sub2 td:first-child{padding-left:3rem}tr.sub3 td:first-child{padding-left:4.25rem}
 """
+MAX_DEPTH = 3
+"""Deeper forks and subagents are indented as much as the third level."""
 
 SCRIPT = """\
 (function(){
@@ -137,9 +141,14 @@ def page(projects: Mapping[str, Sequence[ListedSession]], archive_dir: str | Non
         out.append(f"<table><thead>{_HEAD}</thead><tbody>")
         for r in rows:
             flag = ' <span class="failed">(last conversion failed)</span>' if r.failed else ""
+            came = lineage_text(r)
+            if came:
+                flag += f'<br><span class="rel">↳ {esc(came)}</span>'
             models = esc(models_text(r))
+            # a fork or subagent under its parent: indented by a class (the policy allows no style attribute)
+            nested = f' class="sub{min(r.depth, MAX_DEPTH)}"' if r.depth > 0 else ""
             out.append(
-                f'<tr><td data-v="{esc(r.title.casefold())}"><a href="{esc(r.link)}">{esc(r.title)}</a>{flag}</td>'
+                f'<tr{nested}><td data-v="{esc(r.title.casefold())}"><a href="{esc(r.link)}">{esc(r.title)}</a>{flag}</td>'
                 f'<td class="d" data-v="{esc(r.created)}">{esc(readable_date(r.created))}</td>'
                 f'<td class="d" data-v="{esc(r.updated)}">{esc(readable_date(r.updated))}</td>'
                 f'<td data-v="{models}">{models}</td>'

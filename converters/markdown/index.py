@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from piconv.converters.common.listing import models_text, readable_date, totals_line
+from piconv.converters.common.listing import lineage_text, models_text, readable_date, totals_line
 
 from .escape import inline
 
@@ -56,8 +56,11 @@ def page(projects: Mapping[str, Sequence[ListedSession]]) -> str:
         out.append("| --- | --- | --- | --- | ---: | ---: | ---: |\n")
         for r in rows:
             flag = " (last conversion failed)" if r.failed else ""
+            came = lineage_text(r)
+            came = f" — {inline(came)}" if came else ""
+            indent = "↳ " * r.depth
             out.append(
-                f"| [{inline(r.title)}](<{r.link}>){flag} | {inline(readable_date(r.created))} | "
+                f"| {indent}[{inline(r.title)}](<{r.link}>){flag}{came} | {inline(readable_date(r.created))} | "
                 f"{inline(readable_date(r.updated))} | "
                 f"{inline(models_text(r))} | {r.turns} | {r.tokens:,} | ${r.cost:.4f} |\n"
             )

@@ -193,6 +193,14 @@ class ArchiveStore:
     def idle(self) -> None:
         self.store.idle()
 
+    @property
+    def late_notes(self) -> list[str]:
+        return self.store.late_notes
+
+    def link(self, wanted: Mapping[str, tuple[str | None, str]]) -> None:
+        """Which session came from which (:meth:`.store.Store.link`)."""
+        self.store.link(wanted)
+
     def add(self, key: str, payload: bytes, sha256: str | None, links: Mapping[str, str]) -> None:
         from .rows import from_payload
 

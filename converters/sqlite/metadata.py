@@ -1,7 +1,8 @@
 """The datasette metadata written beside an archive: ``datasette archive.db -m archive.metadata.json``.
 
-Full-text search over entries, facets by project, model and month, and canned queries
-(full-text search with links, sessions by cost, tool usage, tokens by month).
+Full-text search over entries, facets by project, model, month and relation (fork,
+subagent), and canned queries (full-text search with links, sessions by cost, tool usage,
+tokens by month), each counting a fork's copies of its parent's entries once.
 """
 
 from __future__ import annotations
@@ -43,10 +44,11 @@ QUERIES = {
     },
     "tool_usage": {
         "title": "Tool usage",
-        "description": "Tool results by tool, with the sessions that used each",
+        "description": "Tool results by tool, with the sessions that used each (a fork's copies counted once)",
         "sql": (
             "select tool, count(*) as results, count(distinct session) as sessions "
-            "from entries where role = 'tool' and tool is not null group by tool order by results desc"
+            "from entries where role = 'tool' and tool is not null and not inherited "
+            "group by tool order by results desc"
         ),
     },
     "tokens_by_month": {
@@ -70,13 +72,13 @@ def metadata(db_path: str) -> dict[str, Any]:
                     "sessions": {
                         "label_column": "title",
                         "sort_desc": "created",
-                        "facets": ["project", {"array": "models"}, "month"],
+                        "facets": ["project", {"array": "models"}, "month", "relation"],
                     },
                     "entries": {
                         "fts_table": "entries_fts",
                         "fts_pk": "pk",
                         "searchmode": "raw",
-                        "facets": ["role", "model", "tool"],
+                        "facets": ["role", "model", "tool", "inherited"],
                     },
                 },
                 "queries": QUERIES,

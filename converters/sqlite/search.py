@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -19,10 +21,16 @@ from urllib.parse import quote
 from piconv.errors import InputError, UsageError
 
 from . import ARCHIVE_NAME
-from .schema import APPLICATION_ID, SCHEMA_VERSION, versions
+from .schema import APPLICATION_ID, BUSY_WAIT_S, SCHEMA_VERSION, busy, found_version, has_fts, versions
 
 MARK, END = "«", "»"
 SNIPPET_TOKENS = 16
+MAX_LIMIT = 1000
+"""The most hits one search returns (a larger ``--limit`` is taken as this)."""
+SNIPPET_TERMS = 32
+"""Up to this many words in a query, FTS5's ``snippet()`` marks the matches; past it,
+piconv does (:func:`highlight`): FTS5's costs about the square of the words for each hit
+(a query of 2,000 words took minutes), piconv's one pass over the entry's words."""
 RANK_WINDOW = 20_000
 """A query ranks at most this many matches: the newest (by row) that its filters admit.
 BM25 costs time for every match it scores: a word in 64,000 entries of the 1 GB bench
@@ -39,9 +47,11 @@ def _open(path: str) -> sqlite3.Connection:
     if not os.path.isfile(path):
         raise InputError("no archive database here (make one with --to sqlite)", path=path)
     try:
-        conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=BUSY_WAIT_S)
         app, version = versions(conn)
     except sqlite3.DatabaseError as exc:
+        if busy(exc):
+            raise InputError(f"in use by another program ({exc}); try again", path=path) from None
         raise InputError(f"not a readable SQLite database ({exc})", path=path) from None
     if app != APPLICATION_ID:
         conn.close()
@@ -58,6 +68,20 @@ def _open(path: str) -> sqlite3.Connection:
             f"an older archive (schema {version}): convert into it once with this piconv to upgrade it",
             path=path,
         )
+    try:
+        found = found_version(conn)
+        indexed = has_fts(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise InputError(f"not a readable SQLite database ({exc})", path=path) from None
+    if found != SCHEMA_VERSION or not indexed:
+        conn.close()
+        what = (
+            "its full-text index is missing"
+            if found == SCHEMA_VERSION
+            else "its tables do not match its schema"
+        )
+        raise InputError(f"{what}: a directory run into it repairs it", path=path)
     return conn
 
 
@@ -105,7 +129,10 @@ def search(
     (``user``, ``assistant``, ``tool``...), ``model`` (a substring of a model the session
     used, ``provider/model``)."""
     filters = filters or {}
+    limit = max(1, min(int(limit), MAX_LIMIT))
     db = archive_path(path)
+    terms = query_terms(query)
+    ours = len(terms) > SNIPPET_TERMS
     where, args, joins = _filters(filters)
     # The filters are applied as the matches are read, newest first, and only the first
     # RANK_WINDOW matches they admit are scored, so a filter costs a look-up in the small
@@ -119,9 +146,10 @@ def search(
     # The snippets and columns of those hits alone, from one pass over their range of
     # matches: looking each up by rowid would parse the query (and merge a prefix's lists)
     # once a hit.
+    snippet = "e.text" if ours else f"snippet(entries_fts, 0, '{MARK}', '{END}', '…', {SNIPPET_TOKENS})"
     hits_sql = (
         "SELECT entries_fts.rowid, s.title, s.project, s.created, s.key, s.html, e.id, e.role, e.kind, "
-        f"e.timestamp, e.anchor, snippet(entries_fts, 0, '{MARK}', '{END}', '…', {SNIPPET_TOKENS}) "
+        f"e.timestamp, e.anchor, {snippet} "
         "FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid JOIN sessions s ON s.pk = e.session "
         "WHERE entries_fts MATCH ? AND entries_fts.rowid BETWEEN ? AND ? "
         "AND +entries_fts.rowid IN (SELECT value FROM json_each(?))"
@@ -148,6 +176,8 @@ def search(
         if pk not in rows:
             continue  # an entry whose row or session is gone (the database edited by other means)
         title, project, created, key, html, eid, role, kind, stamp, anchor, snippet = rows[pk]
+        if ours:
+            snippet = highlight(snippet or "", terms)
         link = None
         if html and os.path.isfile(os.path.join(base, *html.split("/"))):
             link = os.path.join(base, *html.split("/")) + "#" + anchor
@@ -167,3 +197,62 @@ def search(
             }
         )
     return hits
+
+
+_QUERY_TOKEN = re.compile(r'"((?:[^"]|"")*)"|([^\s"()^:+*]+)(\*?)')
+_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+_WORD = re.compile(r"\w+")
+
+
+def _fold(word: str) -> str:
+    """A word as FTS5's ``unicode61 remove_diacritics 2`` compares it: lower case,
+    without its diacritics."""
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def query_terms(query: str) -> list[tuple[str, bool]]:
+    """The words of an FTS5 query, folded, each with whether it is a prefix
+    (``sess*``): its phrases' words and its bare words, without its operators and
+    column names. Enough to mark the matches; FTS5 itself decides what matches."""
+    terms: list[tuple[str, bool]] = []
+    for phrase, bare, star in _QUERY_TOKEN.findall(query):
+        if bare in _OPERATORS:
+            continue
+        words = _WORD.findall(phrase.replace('""', '"') if phrase else bare)
+        for i, word in enumerate(words):
+            terms.append((_fold(word), bool(star) and i == len(words) - 1))
+    return terms
+
+
+def highlight(text: str, terms: list[tuple[str, bool]], width: int = SNIPPET_TOKENS) -> str:
+    """A snippet of ``text`` as FTS5's ``snippet()`` makes one (``width`` words around
+    the most matches, each match between :data:`MARK` and :data:`END`, ``…`` where text
+    was cut), in one pass over its words: a word matches when it is one of ``terms`` or
+    begins with one of its prefixes."""
+    whole = {word for word, prefix in terms if not prefix}
+    prefixes = {word for word, prefix in terms if prefix}
+    lengths = sorted({len(p) for p in prefixes})
+    words = list(_WORD.finditer(text))
+    if not words:
+        return text[:200]
+    hit = []
+    for m in words:
+        folded = _fold(m.group())
+        hit.append(folded in whole or any(folded[:n] in prefixes for n in lengths if n <= len(folded)))
+    best, count = 0, sum(hit[:width])
+    running = count
+    for start in range(1, max(1, len(words) - width + 1)):
+        running += hit[start + width - 1] - hit[start - 1]
+        if running > count:
+            best, count = start, running
+    chosen = words[best : best + width]
+    out = ["…" if best > 0 else text[: chosen[0].start()]]
+    at = chosen[0].start()
+    for i, m in enumerate(chosen, best):
+        out.append(text[at : m.start()])
+        out.append(f"{MARK}{m.group()}{END}" if hit[i] else m.group())
+        at = m.end()
+    last = best + len(chosen)
+    out.append("…" if last < len(words) else text[at:])
+    return "".join(out)

@@ -12,7 +12,7 @@ parent puts it in as its result arrives.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .manifest import Manifest, output_links
@@ -56,11 +56,40 @@ def archive_result(
     links = {**output_links(manifest.get(rel)), **result["outputs"]}
     for name, payload in payloads.items():
         try:
-            stores[name].add(rel, payload, result.get("sha256"), links)
+            stores[name].add(result.get("key") or rel, payload, result.get("sha256"), links)
         except Exception as exc:  # a database error costs this session's row, not the run
             result["outputs"].pop(name, None)
             result["errors"][name] = {"code": "bulk:archive-error", "message": f"{type(exc).__name__}: {exc}"}
             result["status"] = "failed"
+
+
+def link_stores(
+    stores: Mapping[str, Any],
+    records: Mapping[str, Mapping[str, Any]],
+    links: Mapping[str, Any],
+    notes: list[str],
+    key_of: Callable[[str], str] = str,
+) -> None:
+    """Tell each store (its ``link``, optional) which session came from which: every
+    session in the archive with its parent's key (or None) and the relation, so the
+    archive shows the link and counts a fork's copies of its parent's entries once. A
+    store that fails at it keeps its sessions as they were, with a note. ``key_of``: a
+    session's key in the archive from its input's path."""
+    wanted = {
+        key_of(rel): (key_of(link.parent) if link.parent is not None else None, link.relation)
+        for rel, link in links.items()
+        if rel in records
+    }
+    for name, store in stores.items():
+        link = getattr(store, "link", None)
+        if link is None:
+            continue
+        try:
+            link(wanted)
+        except Exception as exc:  # the archive as it was is still whole
+            notes.append(
+                f"{name}: could not link forks and subagents to their sessions: {type(exc).__name__}: {exc}"
+            )
 
 
 def close_stores(
@@ -79,6 +108,8 @@ def close_stores(
         _name, store = stores.popitem()
         extra = store.close()
         written.append(store.path)
+        if notes is not None:
+            notes.extend(getattr(store, "late_notes", None) or ())
         if failed:
             continue
         owns = getattr(store, "owns", None) or (lambda existing: False)

@@ -53,6 +53,7 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         quiet=ns.quiet,
         filters=steps,
         selection=selection,
+        recursive=ns.recursive,
     )
     if ns.report:
         from ..reportfile import write_report

@@ -10,7 +10,9 @@ a file the user did not put in the archive.
 from __future__ import annotations
 
 import errno
+import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -84,10 +86,61 @@ class NotASession(OSError):
     """What the worker was to open is no longer a regular file (swapped after the scan)."""
 
 
-def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[Refused]]:
-    """Every ``*.jsonl`` below ``root`` (recursively, sorted by relative path).
-    ``exclude`` is a directory not to descend into (the output directory, when it sits
-    inside the input: ``--to pi`` writes ``.jsonl`` files a rerun must not take as input).
+PIPED_SUBAGENTS = "subagent-artifacts"
+"""pi-subagents' folder beside a project's sessions: ``<runId>_<agent>.jsonl`` per run."""
+_RUN_DIR = re.compile(r"^run-[0-9]+$")
+OWN_MARKERS = (".piconv-manifest.jsonl", ".piconv-lock")
+"""Files only a piconv run writes at the top of its OUTDIR: a folder holding one is
+piconv's output, never read as input."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file (or folder) under the input root that is not a session and is passed over,
+    as pi passes over it: listed in the summary, never a failure. ``code``: ``empty``,
+    ``not-a-session``, ``piconv-output``."""
+
+    rel: str
+    code: str
+    message: str
+
+
+def layout_of(rel: str) -> str:
+    """Where ``rel`` sits in pi's layout: ``session`` (``F.jsonl`` or ``PROJECT/F.jsonl``),
+    ``subagent`` (pi-subagents' ``[PROJECT/]subagent-artifacts/F.jsonl`` or
+    ``[PROJECT/]STEM/RUN/run-N/F.jsonl``) or ``""`` (anywhere else: ``--recursive`` only)."""
+    parts = rel.split("/")
+    if len(parts) <= 2 and parts[0] != PIPED_SUBAGENTS:
+        return "session"
+    if parts[-2] == PIPED_SUBAGENTS and len(parts) <= 3:
+        return "subagent"
+    if len(parts) in (4, 5) and _RUN_DIR.match(parts[-2]):
+        return "subagent"
+    return ""
+
+
+def _may_hold_sessions(rel_dir: str) -> bool:
+    """Whether pi's layout can have a session file below the folder ``rel_dir`` (not
+    walked otherwise): a project folder, pi-subagents' artifacts folder, or the folders
+    of a subagent's run (``STEM/RUN/run-N``, in a project or at the top)."""
+    parts = rel_dir.split("/")
+    if len(parts) <= 2:
+        return True  # PROJECT, PROJECT/subagent-artifacts, STEM/RUN or PROJECT/STEM
+    if len(parts) == 3:
+        return True  # STEM/RUN/run-N or PROJECT/STEM/RUN
+    return len(parts) == 4 and _RUN_DIR.match(parts[3]) is not None  # PROJECT/STEM/RUN/run-N
+
+
+def discover(
+    root: str, exclude: str | None = None, recursive: bool = False
+) -> tuple[list[Source], list[Refused], list[Skipped]]:
+    """The candidate session files below ``root`` (sorted by relative path), as pi lists
+    them: ``*.jsonl`` at the top and one folder down (``PROJECT/*.jsonl``), and the
+    subagent sessions of pi-subagents' layouts (:func:`layout_of`); with ``recursive``,
+    every ``*.jsonl`` below. Whether each is a session is decided from its first line
+    (:mod:`.sniff`). ``exclude`` is a directory not to descend into (the output
+    directory, when it sits inside the input); neither is any folder holding a piconv
+    run's own files (an earlier run's OUTDIR: its outputs are never inputs).
 
     Directory symlinks are not descended into: one pointing outside is refused, one
     pointing inside would only list the same files twice. File symlinks are followed
@@ -97,9 +150,16 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
     real_exclude = os.path.realpath(exclude) if exclude else None
     sources: list[Source] = []
     refused: list[Refused] = []
+    skipped: list[Skipped] = []
     for dirpath, dirnames, filenames in os.walk(real_root, followlinks=False):
         rel_dir = os.path.relpath(dirpath, real_root)
-        rel_dir = "" if rel_dir == "." else rel_dir
+        rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/")
+        if _holds_a_run(dirpath, filenames):
+            dirnames[:] = []
+            skipped.append(
+                Skipped(rel_dir or ".", "piconv-output", "a piconv run's output directory: not read as input")
+            )
+            continue
         for name in sorted(dirnames):
             full = os.path.join(dirpath, name)
             if os.path.islink(full) and not inside(os.path.realpath(full), real_root):
@@ -111,12 +171,19 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
                         "directory symlink points outside the input directory",
                     )
                 )
-        dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) != real_exclude)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if os.path.join(dirpath, d) != real_exclude
+            and (recursive or _may_hold_sessions(_rel(rel_dir, d)))
+        )
         for name in sorted(filenames):
             if not name.endswith(SUFFIX) or name == SUFFIX:
                 continue
-            full = os.path.join(dirpath, name)
             rel = _rel(rel_dir, name)
+            if not recursive and not layout_of(rel):
+                continue
+            full = os.path.join(dirpath, name)
             open_rel = rel
             if os.path.islink(full):
                 target = os.path.realpath(full)
@@ -136,12 +203,28 @@ def discover(root: str, exclude: str | None = None) -> tuple[list[Source], list[
                 continue
             sources.append(Source(rel, full, st.st_size, st.st_mtime_ns, open_rel))
     sources.sort(key=lambda s: s.rel)
-    return sources, refused
+    return sources, refused, skipped
+
+
+def _holds_a_run(dirpath: str, filenames: list[str]) -> bool:
+    """Whether the folder is a piconv run's OUTDIR: it holds the run's lock file, or a
+    manifest whose first line is a manifest record (a session file that happens to be
+    called ``.piconv-manifest.jsonl`` is still a session)."""
+    if OWN_MARKERS[1] in filenames:
+        return True
+    if OWN_MARKERS[0] not in filenames:
+        return False
+    try:
+        with open(os.path.join(dirpath, OWN_MARKERS[0]), "rb", buffering=0) as fh:
+            first = fh.read(4096).split(b"\n", 1)[0]
+        value = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and isinstance(value.get("input"), str) and "v" in value
 
 
 def _rel(rel_dir: str, name: str) -> str:
-    parts = [*rel_dir.split(os.sep), name] if rel_dir else [name]
-    return "/".join(parts)
+    return f"{rel_dir}/{name}" if rel_dir else name
 
 
 def _refuse(rel_dir: str, name: str, code: str, message: str) -> Refused:

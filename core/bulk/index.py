@@ -15,6 +15,8 @@ from typing import Any
 from urllib.parse import quote
 
 from ..facts import ListedSession, clean_title, project_name
+from ..records import replace
+from .lineage import Link, Own, order, own_figures, resolve
 from .worker import write_own
 
 TITLE_CHARS = 120
@@ -32,24 +34,61 @@ def _href(rel: str) -> str:
 
 
 def listed_sessions(
-    records: Iterable[dict[str, Any]], fmt: str, outdir: str
+    records: Iterable[dict[str, Any]], fmt: str, outdir: str, links: Mapping[str, Link] | None = None
 ) -> dict[str, list[ListedSession]]:
     """The sessions with an existing output in ``fmt``, grouped by project (sorted
-    case-insensitively), each project's newest first."""
-    projects: dict[str, list[ListedSession]] = {}
-    for rec in records:
+    case-insensitively), each project's newest first, a session's forks and subagents
+    right after it. ``links``: each session's parent (:func:`.lineage.resolve`), whose
+    copies of its entries it does not count again."""
+    every = {rec["input"]: rec for rec in records if isinstance(rec.get("input"), str)}
+    links = links if links is not None else resolve(every)
+    owned = own_figures(every, links)
+    rows: dict[str, ListedSession] = {}
+    for rel, rec in every.items():
         try:
-            row = _listed(rec, fmt, outdir)
+            row = _listed(rec, fmt, outdir, owned.get(rel))
         except (TypeError, ValueError, OverflowError, AttributeError, UnicodeError):
             continue  # the manifest checks records on load; one that still fails costs its row only
         if row is not None:
-            projects.setdefault(row.project, []).append(row)
-    for rows in projects.values():
-        rows.sort(key=lambda r: (r.created, r.file), reverse=True)  # newest first
+            rows[rel] = row
+    projects: dict[str, list[ListedSession]] = {}
+    for row in rows.values():
+        projects.setdefault(row.project, []).append(row)
+    for name, group in projects.items():
+        group.sort(key=lambda r: (r.created, r.file), reverse=True)  # newest first
+        in_project = {r.key for r in group}
+        placed = order([r.key for r in group], {k: v for k, v in links.items() if k in in_project})
+        projects[name] = [
+            _with_lineage(rows[key], depth, links.get(key), rows, every) for key, depth in placed
+        ]
     return dict(sorted(projects.items(), key=lambda kv: (kv[0].casefold(), kv[0])))
 
 
-def _listed(rec: dict[str, Any], fmt: str, outdir: str) -> ListedSession | None:
+def _with_lineage(
+    row: ListedSession,
+    depth: int,
+    link: Link | None,
+    rows: Mapping[str, ListedSession],
+    records: Mapping[str, dict[str, Any]],
+) -> ListedSession:
+    if link is None:
+        return row
+    parent_title = ""
+    if link.parent is not None:
+        parent_row = rows.get(link.parent)
+        parent_title = parent_row.title if parent_row is not None else _title(records.get(link.parent) or {})
+    return replace(row, relation=link.relation, parent=link.parent, parent_title=parent_title, depth=depth)
+
+
+def _title(rec: Mapping[str, Any]) -> str:
+    meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
+    title = meta.get("title") or meta.get("name") or meta.get("first_prompt")
+    title = clean_title(str(title)) if title else ""
+    rel = rec.get("input")
+    return _clip(title or (rel.rsplit("/", 1)[-1] if isinstance(rel, str) else ""))
+
+
+def _listed(rec: dict[str, Any], fmt: str, outdir: str, own: Own | None = None) -> ListedSession | None:
     out = (rec.get("outputs") or {}).get(fmt)
     if not isinstance(out, dict) or not isinstance(out.get("path"), str):
         return None
@@ -57,15 +96,13 @@ def _listed(rec: dict[str, Any], fmt: str, outdir: str) -> ListedSession | None:
         return None  # the user removed it: the index does not point at nothing
     meta = rec.get("meta") or {}
     rel = rec["input"]
-    title = meta.get("title") or meta.get("name") or meta.get("first_prompt")
-    title = clean_title(str(title)) if title else ""
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
     project = meta.get("project")
     if not isinstance(project, str):
         project = project_name(cwd, rel)
     return ListedSession(
         project=project,
-        title=_clip(title or rel.rsplit("/", 1)[-1]),
+        title=_title(rec),
         file=rel.rsplit("/", 1)[-1],
         output=out["path"],
         link=_href(out["path"]),
@@ -73,10 +110,12 @@ def _listed(rec: dict[str, Any], fmt: str, outdir: str) -> ListedSession | None:
         created=str(meta.get("created") or ""),
         updated=str(meta.get("updated") or ""),
         models=tuple(str(m) for m in meta.get("models") or []),
-        turns=int(meta.get("turns") or 0),
-        tokens=int(meta.get("tokens") or 0),
-        cost=float(meta.get("cost") or 0.0),
+        turns=own.turns if own is not None else int(meta.get("turns") or 0),
+        tokens=own.tokens if own is not None else int(meta.get("tokens") or 0),
+        cost=own.cost if own is not None else float(meta.get("cost") or 0.0),
         failed=rec.get("status") == "failed",
+        key=rel,
+        copied=own.copied if own is not None else 0,
     )
 
 
@@ -91,7 +130,12 @@ class IndexNotWritten(Exception):
 
 
 def write_index(
-    page: Any, fmt: str, records: Iterable[dict[str, Any]], outdir: str, replace_any: bool = False
+    page: Any,
+    fmt: str,
+    records: Iterable[dict[str, Any]],
+    outdir: str,
+    replace_any: bool = False,
+    links: Mapping[str, Link] | None = None,
 ) -> str:
     """Write ``page`` (format ``fmt``'s :class:`piconv.registry.IndexPage`); returns its
     path. Rewritten only when its bytes change, so a rerun with nothing new leaves it (and
@@ -103,7 +147,7 @@ def write_index(
             f"format {fmt!r}: index page name {name!r} is not a file name of its own; not written"
         )
     path = os.path.join(outdir, name)
-    projects: Mapping[str, Sequence[ListedSession]] = listed_sessions(records, fmt, outdir)
+    projects: Mapping[str, Sequence[ListedSession]] = listed_sessions(records, fmt, outdir, links)
     try:
         data = page.render(projects, outdir)
         if not isinstance(data, bytes):

@@ -12,18 +12,19 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
 from ..output import plain_file
-from .archive import archive_result, close_stores, idle_stores, open_stores
+from .archive import archive_result, close_stores, idle_stores, link_stores, open_stores
 from .discover import (
     RESERVED_TOP_LEVEL,
     OutputInInput,
     Refused,
+    Skipped,
     Source,
     UnsafePath,
     discover,
@@ -31,9 +32,11 @@ from .discover import (
     leaf_rel,
     output_rel,
 )
+from .lineage import Link, resolve
 from .manifest import Manifest, locked, output_links, output_paths
 from .progress import Progress
 from .select import Selection, select
+from .sniff import Header, sniff
 from .summary import Summary
 from .timelimit import DEFAULT_SECONDS
 from .worker import FormatSpec, Task, clean_temps
@@ -97,12 +100,9 @@ def _formats(
         conv = registry.get(name)  # unknown names raise PluginError before anything is written
         if conv.name not in (c.name for c in converters):
             converters.append(conv)
-    exts = [c.extension.lstrip(".").lower() for c in converters]
     out = []
-    for conv, ext in zip(converters, exts, strict=True):
-        # Two requested formats with one extension (ir and openai both write .json) get
-        # the format name in the file name, so neither overwrites the other.
-        tag = conv.name if exts.count(ext) > 1 else None
+    for conv in converters:
+        tag = output_tag(conv)
         opts = dict(options.get(conv.name, {}))
         identity = {
             "plugin": conv.plugin,
@@ -118,6 +118,16 @@ def _formats(
             _Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf), archive, index)
         )
     return out
+
+
+def output_tag(conv: Any) -> str | None:
+    """What goes before a format's extension in its outputs' names: nothing when the
+    extension names the format (``.html``, ``.md`` for markdown), else the format's name
+    (``a.ir.json``, ``a.asf.jsonl``). It depends on the format alone, never on the other
+    formats of a run, so adding or dropping one renames nothing; and no output is named
+    ``a.jsonl``, like the session it came from."""
+    ext = conv.extension.lstrip(".").lower()
+    return None if ext in (conv.name.lower(), *(a.lower() for a in conv.aliases)) else conv.name
 
 
 def run_bulk(
@@ -140,6 +150,7 @@ def run_bulk(
     registry: Any = None,
     filters: Sequence[tuple[str, Mapping[str, Any]]] = (),
     selection: Selection | None = None,
+    recursive: bool = False,
 ) -> Summary:
     """Convert every session below ``input_dir`` into ``output_dir`` in each of
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
@@ -147,6 +158,9 @@ def run_bulk(
     ``filters`` (``(name, options)`` steps, as :func:`piconv.apply_filters` takes) run on
     each session before any format; the manifest records them, and a change reconverts.
     ``selection`` converts only the sessions it admits (``--since``, ``--until``, ``--project``).
+    The sessions are found as pi finds them (``PROJECT/*.jsonl``, and pi-subagents'
+    layouts), or every ``*.jsonl`` below ``input_dir`` with ``recursive``; a file that is
+    not a session is passed over and listed (``Summary.skipped``).
     ``force`` converts every session again; ``overwrite`` replaces files at output places
     that piconv did not write (else that output fails, ``bulk:output-exists``)."""
     from ..errors import OutputError, UsageError
@@ -192,12 +206,18 @@ def run_bulk(
         summary.manifest_dropped = manifest.dropped
         stores = open_stores(fmts, real_out, summary)
         try:
-            sources, refused = discover(real_in, exclude=real_out)
+            sources, refused, passed_over = discover(real_in, exclude=real_out, recursive=recursive)
             present = {s.rel for s in sources} | {r.rel for r in refused}
-            sources, summary.selected_out = select(sources, selection, manifest)
+            sources, headers = _headers(
+                sources, manifest, real_in, passed_over, refused, _header_redactor(filters)
+            )
+            for item in passed_over:
+                summary.add_skipped(item.rel, item.code, item.message)
+            sources, summary.not_selected = select(sources, selection, manifest, headers)
             for r in refused:
                 summary.add_refused(r.rel, r.code, r.message)
             archived = {name: store.keys() for name, store in stores.items()}
+            name_of = _namer(filters)
             tasks, skipped, unsafe = _plan(
                 sources,
                 manifest,
@@ -214,6 +234,7 @@ def run_bulk(
                 here=cluster is None,
                 overwrite=overwrite,
                 present=present,
+                name_of=name_of,
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -236,7 +257,7 @@ def run_bulk(
                 for result in results:
                     try:
                         archive_result(result, stores, fmts, manifest)
-                        _record(result, manifest, fmts, summary, __version__)
+                        _record(result, manifest, fmts, summary, __version__, headers.get(result["input"]))
                     except OSError as exc:
                         summary.fatal = f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
                     size = sizes.get(result["input"], 0)
@@ -254,9 +275,11 @@ def run_bulk(
                 if close is not None:
                     close()  # an interrupted run shuts its pool down before the manifest is compacted
                 _release(fmts)
+            links = resolve(manifest.records, real_in)
+            link_stores(stores, manifest.records, links, summary.notes, name_of)
             summary.archives = close_stores(stores, real_out, replace_any=overwrite, notes=summary.notes)
             try:
-                summary.indexes = _write_indexes(manifest, fmts, real_out, overwrite, summary.notes)
+                summary.indexes = _write_indexes(manifest, fmts, real_out, overwrite, summary.notes, links)
             except OSError as exc:
                 summary.fatal = summary.fatal or f"{real_out}: cannot write the index: {exc.strerror or exc}"
         finally:
@@ -269,6 +292,39 @@ def run_bulk(
                 )
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _redact_options(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> Any:
+    """The redaction filter's options, None for its defaults, ``_NONE`` without the filter."""
+    options = next((opts.get("options") for name, opts in filters if name == "redact"), _NONE)
+    if options is _NONE:
+        return _NONE
+    from ..redaction.api import RedactOptions
+
+    return options if isinstance(options, RedactOptions) else None
+
+
+def _namer(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> Callable[[str], str]:
+    """How an input's path becomes the names piconv makes of it (outputs' folders, the
+    archive's key): as it is, or, with the redaction filter, with what redaction removes
+    from a name (:func:`piconv.redaction.api.name_redactor`)."""
+    options = _redact_options(filters)
+    if options is _NONE:
+        return str
+    from ..redaction.api import name_redactor
+
+    redact_name = name_redactor(options)
+    cache: dict[str, str] = {}
+
+    def redacted(rel: str) -> str:
+        if rel not in cache:
+            cache[rel] = "/".join(redact_name(part) or "_" for part in rel.split("/"))
+        return cache[rel]
+
+    return redacted
+
+
+_NONE = object()
 
 
 def _release(fmts: list[_Format]) -> None:
@@ -322,6 +378,7 @@ def _plan(
     here: bool = False,
     overwrite: bool = False,
     present: Collection[str] | None = None,
+    name_of: Callable[[str], str] = str,
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output. ``here``:
@@ -340,7 +397,9 @@ def _plan(
     for src in sources:
         try:
             specs = {
-                f.name: FormatSpec(f.name, output_rel(src.rel, f.extension, f.tag, reserved), f.options)
+                f.name: FormatSpec(
+                    f.name, output_rel(name_of(src.rel), f.extension, f.tag, reserved), f.options
+                )
                 if f.archive is None
                 else FormatSpec(f.name, f.archive.file_name, f.options, archive=True, here=here)
                 for f in fmts
@@ -372,7 +431,10 @@ def _plan(
             for f in fmts
             if rec is not None
             and _output_current(rec, f, specs[f.name], outdir, version)
-            and (f.archive is None or (archived or {}).get(f.name, {}).get(src.rel, "") == rec.get("sha256"))
+            and (
+                f.archive is None
+                or (archived or {}).get(f.name, {}).get(name_of(src.rel), "") == rec.get("sha256")
+            )
         ]
         same_stat = rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns
         if same_stat and len(current) == len(fmts):
@@ -403,6 +465,7 @@ def _plan(
             tuple(output_links(manifest.get(src.rel)).items())
             if here and any(s.archive for s in wanted)
             else (),
+            name_of(src.rel),
         )
         tasks.append((task, src))
     return tasks, skipped, unsafe
@@ -469,9 +532,13 @@ def _leaf_owner(rel_out: str, claimed: dict[str, str], me: str) -> str | None:
 
 def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir: str, version: str) -> bool:
     out = (rec.get("outputs") or {}).get(fmt.name)
+    meta = rec.get("meta")
     return (
         isinstance(out, dict)
         and rec.get("piconv") == version
+        # the facts of an earlier piconv lack what links a fork to its parent: noted again
+        and isinstance(meta, dict)
+        and "counted" in meta
         and out.get("path") == spec.rel_out
         and all(out.get(k) == v for k, v in fmt.identity.items())
         and all(
@@ -481,13 +548,19 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
 
 
 def _record(
-    result: dict[str, Any], manifest: Manifest, fmts: list[_Format], summary: Summary, version: str
+    result: dict[str, Any],
+    manifest: Manifest,
+    fmts: list[_Format],
+    summary: Summary,
+    version: str,
+    header: Header | None = None,
 ) -> None:
     rel = result["input"]
     old = manifest.get(rel) or {}
+    seen = {"header": header.to_json()} if header is not None else {}
     if result["status"] == "unchanged":
         summary.unchanged_content += 1
-        manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"]})
+        manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"], **seen})
         return
     identities = {f.name: f.identity for f in fmts}
     outputs: dict[str, Any] = {}
@@ -516,6 +589,7 @@ def _record(
         ),
         "problems": result.get("problems") or {},
         "meta": result.get("meta") or old.get("meta"),
+        **seen,
     }
     if result.get("filtered") is not None:
         record["filtered"] = result["filtered"]  # what the filters removed, by code
@@ -531,8 +605,76 @@ def _record(
     manifest.append(record)
 
 
+def _header_redactor(filters: Sequence[tuple[str, Mapping[str, Any]]]) -> Callable[[Header], Header] | None:
+    """With the redaction filter: a header as redaction leaves it (its working directory and
+    the path it names, the home directory they lie in as ``~``), so nothing the manifest
+    keeps of a session names what redaction removed from its outputs; else None."""
+    options = _redact_options(filters)
+    if options is _NONE:
+        return None
+    from ..redaction.api import name_redactor
+
+    by_cwd: dict[str | None, Callable[[str], str]] = {}
+
+    def redacted(header: Header) -> Header:
+        if header.cwd not in by_cwd:
+            by_cwd[header.cwd] = name_redactor(options, [header.cwd] if header.cwd else [])
+        redact = by_cwd[header.cwd]
+        return Header(
+            header.id,
+            redact(header.cwd) if header.cwd else None,
+            header.timestamp,
+            redact(header.parent_session) if header.parent_session else None,
+        )
+
+    return redacted
+
+
+def _headers(
+    sources: list[Source],
+    manifest: Manifest,
+    root: str,
+    skipped: list[Skipped],
+    refused: list[Refused],
+    redact: Callable[[Header], Header] | None = None,
+) -> tuple[list[Source], dict[str, Header]]:
+    """The sources that are sessions, and each one's header: the one the manifest
+    recorded while the file is as it was then (a rerun reads no file), else read
+    (:func:`.sniff.sniff`). A file that is not a session joins ``skipped``; one that
+    cannot be read, ``refused``. ``redact``: what a header becomes (with ``--redact``)."""
+    sessions: list[Source] = []
+    headers: dict[str, Header] = {}
+    for src in sources:
+        rec = manifest.get(src.rel)
+        header = None
+        if rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns:
+            header = Header.from_json(rec.get("header"))
+        if header is None:
+            found = sniff(root, src)
+            if isinstance(found, Skipped):
+                skipped.append(found)
+                continue
+            if isinstance(found, Refused):
+                refused.append(found)
+                continue
+            header = redact(found) if redact is not None else found
+            if rec is not None and rec.get("size") == src.size and rec.get("mtime_ns") == src.mtime_ns:
+                manifest.append({**rec, "header": header.to_json()})  # read once: kept for the next run
+        elif redact is not None:
+            header = redact(header)  # kept by a run without redaction
+        headers[src.rel] = header
+        sessions.append(src)
+    skipped.sort(key=lambda item: item.rel)
+    return sessions, headers
+
+
 def _write_indexes(
-    manifest: Manifest, fmts: list[_Format], outdir: str, overwrite: bool, notes: list[str]
+    manifest: Manifest,
+    fmts: list[_Format],
+    outdir: str,
+    overwrite: bool,
+    notes: list[str],
+    links: Mapping[str, Link] | None = None,
 ) -> list[str]:
     from .index import IndexNotWritten, write_index
 
@@ -540,7 +682,9 @@ def _write_indexes(
     for fmt in fmts:
         if fmt.index is not None:
             try:
-                written.append(write_index(fmt.index, fmt.name, manifest.records.values(), outdir, overwrite))
+                written.append(
+                    write_index(fmt.index, fmt.name, manifest.records.values(), outdir, overwrite, links)
+                )
             except IndexNotWritten as exc:
                 notes.append(str(exc))
     return written

@@ -40,8 +40,20 @@ class Summary:
     """The archive files written (``--to sqlite``: ``OUTDIR/archive.db``)."""
     notes: list[str] = field(default_factory=list)
     """What the run had to do that the user should know (a damaged archive moved aside)."""
-    selected_out: int = 0
-    """Sessions left out by ``--since``, ``--until`` or ``--project``."""
+    not_selected: Counter[str] = field(default_factory=Counter)
+    """Sessions left out, by the option that left them out (``--since``, ``--until``,
+    ``--project``)."""
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    """Files passed over as pi passes them over (not sessions, empty, an earlier run's
+    output folder): ``input``, ``code``, ``message``. Never a failure."""
+
+    @property
+    def selected_out(self) -> int:
+        """How many sessions the selection left out."""
+        return sum(self.not_selected.values())
+
+    def add_skipped(self, rel: str, code: str, message: str) -> None:
+        self.skipped.append({"input": rel, "code": code, "message": message})
 
     @property
     def ok(self) -> bool:
@@ -80,6 +92,8 @@ class Summary:
             "archives": self.archives,
             "notes": self.notes,
             "not_selected": self.selected_out,
+            "not_selected_by": dict(sorted(self.not_selected.items())),
+            "skipped": self.skipped,
             "manifest_records_dropped": self.manifest_dropped,
             "fatal": self.fatal,
         }
@@ -93,7 +107,18 @@ class Summary:
         for note in self.notes:
             lines.append(f"piconv: {note}")
         if self.selected_out:
-            lines.append(f"piconv: {self.selected_out} sessions not selected (--since, --until, --project)")
+            by = ", ".join(f"{flag}: {n}" for flag, n in sorted(self.not_selected.items()))
+            lines.append(f"piconv: {self.selected_out} sessions not selected ({by})")
+        if self.skipped:
+            codes = Counter(s["code"] for s in self.skipped)
+            lines.append(
+                f"piconv: {len(self.skipped)} skipped, not sessions: "
+                + ", ".join(f"{c}: {n}" for c, n in sorted(codes.items()))
+            )
+            for s in self.skipped[:MAX_LISTED_FAILURES]:
+                lines.append(f"piconv:   {s['input']}: {s['message']}")
+            if len(self.skipped) > MAX_LISTED_FAILURES:
+                lines.append(f"piconv:   … and {len(self.skipped) - MAX_LISTED_FAILURES} more (see --report)")
         if self.manifest_dropped:
             lines.append(
                 f"piconv: manifest: {self.manifest_dropped} torn or malformed records dropped "

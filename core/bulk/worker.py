@@ -79,6 +79,8 @@ class Task:
     links: tuple[tuple[str, str], ...] = ()
     """The session's outputs (format name, path below OUTDIR) of earlier runs, which an
     archive records beside the session (the html page a search hit links to)."""
+    key: str = ""
+    """The session's key in an archive: ``rel``, or the name redaction leaves of it."""
 
 
 class _NamedBytes(io.BytesIO):
@@ -93,7 +95,14 @@ class _NamedBytes(io.BytesIO):
 def run_task(task: Task) -> dict[str, Any]:
     """Convert one session; returns the manifest record fields for it."""
     started = time.perf_counter()
-    result: dict[str, Any] = {"input": task.rel, "outputs": {}, "errors": {}, "problems": {}, "written": []}
+    result: dict[str, Any] = {
+        "input": task.rel,
+        "key": task.key or task.rel,
+        "outputs": {},
+        "errors": {},
+        "problems": {},
+        "written": [],
+    }
     try:
         with time_limit(task.timeout):
             _run(task, result)
@@ -217,7 +226,7 @@ def _put(
     that format of this session (``bulk:archive-error``), as it would in the parent."""
     links = {**dict(task.links), **result["outputs"]}
     try:
-        archive.put(path, task.rel, doc, spec.options, report, result["sha256"], links)
+        archive.put(path, task.key or task.rel, doc, spec.options, report, result["sha256"], links)
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
         result["errors"][spec.name] = {"code": "bulk:archive-error", "message": message}
@@ -330,8 +339,9 @@ def clean_temps(outdir: str) -> int:
 
 
 def session_meta(doc: Any) -> dict[str, Any]:
-    """What the index shows about a session (:func:`piconv.facts.session_facts`), computed
+    """What the index shows about a session (:func:`piconv.facts.session_facts`) and what
+    links it to the session it came from (:func:`piconv.facts.lineage_facts`), computed
     while the document is in memory so the index never has to read a session again."""
-    from ..facts import session_facts
+    from ..facts import lineage_facts, session_facts
 
-    return session_facts(doc)
+    return {**session_facts(doc), **lineage_facts(doc)}

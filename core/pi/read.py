@@ -25,7 +25,8 @@ _ASF = b"agentsession/"
 def detect(head: bytes) -> float:
     """1 for a file opening with a pi session header; 0.5 for one without a header whose
     lines look like pi entries (a version 1 file whose header was lost: the pi reader
-    reads it and reports what is missing); 0 otherwise. A header naming an
+    reads it and reports what is missing); 0 otherwise. Oh-My-Pi's title line before the
+    header is passed over. A header naming an
     ``agentsession/`` format is an ASF file, not pi. Lines that do not parse are passed
     over, as the reader passes over them."""
     first = True
@@ -47,6 +48,8 @@ def detect(head: bytes) -> float:
         if type(value) is not dict:
             continue
         kind = value.get("type")
+        if first and kind == "title":
+            continue  # Oh-My-Pi's title line, before its header
         if first and kind == "session":
             fmt = value.get("format")
             return 0.0 if type(fmt) is str and fmt.encode("utf-8", "replace").startswith(_ASF) else 1.0

@@ -201,8 +201,11 @@ class _Builder:
             context_builder=build_context,
         )
 
-    def build(self, records: Sequence[SourceRecord], lines_read: int) -> Document:
-        """A document from all records at once (any version, header anywhere or nowhere)."""
+    def build(
+        self, records: Sequence[SourceRecord], lines_read: int, title: Sequence[tuple[int, Any]] = ()
+    ) -> Document:
+        """A document from all records at once (any version, header anywhere or nowhere).
+        ``title``: Oh-My-Pi's title line before the header, kept beside it."""
         header_rec = self.find_header(records)
         header = header_rec[1] if header_rec else {}
         raw_version = header.get("version", None)
@@ -212,6 +215,7 @@ class _Builder:
         else:
             version = 1.0 if raw_version is None else js_number(raw_version)
         self.start(header_rec, self.migrate_v1(records) if version < 2 else {})
+        self.other_headers.extend(title)
         for index, rec in enumerate(records):
             self.add(index, rec.line, rec.value)
         return self.finish(version, raw_version, lines_read)
@@ -386,6 +390,7 @@ def stream_document(
     builder = _Builder(source_path)
     problems = [] if problems is None else problems  # the reader's problems, for the caller
     buffered: list[Any] = []
+    title: list[tuple[int, Any]] = []  # Oh-My-Pi's title line, when the file opens with one
     streaming = False
     version, raw_version = 0.0, None
     index = 0
@@ -400,6 +405,8 @@ def stream_document(
         if streaming:
             index += 1
             add(index, item.line, item.value)
+        elif not buffered and not title and is_title_line(item.value):
+            title.append((item.line, item.value))
         elif not buffered and item.value.get("type") == "session":
             raw_version = item.value.get("version")
             version = 1.0 if raw_version is None else js_number(raw_version)
@@ -407,17 +414,37 @@ def stream_document(
                 streaming = True
                 builder.check_header(item.line, item.value)
                 builder.start((item.line, item.value), {})
+                builder.other_headers.extend(title)
                 continue
             buffered.append(item)
         else:
             buffered.append(item)
     if streaming:
         return builder.finish(version, raw_version, lines_read)
+    if title and (not buffered or buffered[0].value.get("type") != "session"):
+        buffered.insert(0, _Record(*title.pop()))  # no header after it: an ordinary line
     if not buffered:
         raise NotASession(lines_read)
     if buffered[0].value.get("type") != "session" and not any(_looks_like_pi(r.value) for r in buffered):
         raise NotASession(lines_read)
-    return builder.build(buffered, lines_read)
+    return builder.build(buffered, lines_read, title)
+
+
+class _Record:
+    """A parsed line put back among the records (Oh-My-Pi's title line with no header after it)."""
+
+    __slots__ = ("line", "value")
+
+    def __init__(self, line: int, value: dict[str, Any]) -> None:
+        self.line = line
+        self.value = value
+
+
+def is_title_line(value: Any) -> bool:
+    """Oh-My-Pi's title line: ``{"type": "title", "title": "...", ...}`` (padded to a fixed
+    size, rewritten in place), written before the session header. Kept beside the header
+    (``SessionInfo.other_headers``), never an entry of the tree."""
+    return type(value) is dict and value.get("type") == "title" and type(value.get("title", "")) is str
 
 
 class NotASession(Exception):

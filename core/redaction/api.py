@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
@@ -181,6 +181,50 @@ def redact(document: Document, options: RedactOptions | None = None, **kwargs: A
     scanner = Scanner(load(), extra, frozenset(options.disabled))
     redactor = Redactor(scanner, drop_images=options.images)
     return Redaction(redactor.run(document), redactor.outcome, options)
+
+
+def name_redactor(options: RedactOptions | None = None, paths: Iterable[str] = ()) -> Callable[[str], str]:
+    """What redaction leaves of a name piconv makes from a session file's path (an
+    output's folders below OUTDIR, the archive's key) or of a path a session's header
+    names: the home directory of the user running piconv (and ``options.homes``, and the
+    home directories ``paths`` lie in) becomes ``~``, as a path and as pi spells it in a
+    session folder's name (``--Users-alice-app--`` → ``--~-app--``), and each
+    ``--redact-value`` and user name found there becomes ``REDACTED``. Decided before any
+    session is read, so it is the same for every format and every run."""
+    from .rules import GENERIC_USERS, HomeRule, LiteralRule, home_of
+
+    options = options or RedactOptions()
+    homes = list(options.homes or ())
+    users = list(options.users or ())
+    here = os.path.expanduser("~")
+    found_homes = [home_of(p) for p in paths]
+    if here != "~":
+        found_homes.append(home_of(here.rstrip("/") + "/"))
+    for found in found_homes:
+        if found is None:
+            continue
+        if options.homes is None:
+            homes.append(found[0])
+        user = found[1]
+        if options.users is None and user and user.lower() not in GENERIC_USERS and len(user) >= 3:
+            users.append(user)
+    rules = (
+        (HomeRule(homes), "~"),
+        (LiteralRule("value", options.values), "REDACTED"),
+        (LiteralRule("user", users, words=True), "REDACTED"),
+    )
+
+    def redact_name(name: str) -> str:
+        spans = sorted((a, b, replacement) for rule, replacement in rules for a, b in rule.find(name))
+        out, at = [], 0
+        for start, end, replacement in spans:
+            if start < at:
+                continue  # inside a span already replaced
+            out += [name[at:start], replacement]
+            at = end
+        return "".join(out) + name[at:]
+
+    return redact_name
 
 
 def _compile(pattern: str) -> re.Pattern[str]:

@@ -178,8 +178,17 @@ class EnvAssignmentRule(ExtraRule):
                 yield m.span(1)
 
 
+def encoded_path(path: str) -> str:
+    """``path`` as pi names a session folder after it, without the ``--`` around it:
+    ``/Users/alice/src`` → ``Users-alice-src`` (the leading separator dropped, every
+    ``/``, ``\\`` and ``:`` a ``-``). Oh-My-Pi writes the same with one ``-`` before it."""
+    return re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", path))
+
+
 class HomeRule(ExtraRule):
-    """The home directories, each replaced by ``~``."""
+    """The home directories, each replaced by ``~``: as paths, and as pi's session
+    folders spell them (``--Users-alice-src--`` → ``--~-src--``; Oh-My-Pi's
+    ``-Users-alice-src``), wherever such a folder's name appears."""
 
     id = "home"
 
@@ -189,11 +198,22 @@ class HomeRule(ExtraRule):
         )
         forms = sorted({f for h in paths for f in escaped_forms(h)}, key=lambda h: (-len(h), h))
         self._regex = re.compile(rf"(?:{'|'.join(map(re.escape, forms))})(?![\w.-])") if forms else None
+        encoded = sorted({encoded_path(h) for h in paths}, key=lambda h: (-len(h), h))
+        # After pi's "--", or Oh-My-Pi's "-" opening a name; followed by the "-" before the
+        # next folder (or before pi's closing "--"): "--home-al-ice--" is not al's.
+        self._encoded = (
+            re.compile(rf"""(?:--|(?:^|(?<=[/\\\s"'`(=:]))-)({"|".join(map(re.escape, encoded))})(?=-)""")
+            if encoded
+            else None
+        )
 
     def find(self, text: str) -> Iterator[tuple[int, int]]:
         if self._regex is not None:
             for m in self._regex.finditer(text):
                 yield m.span()
+        if self._encoded is not None:
+            for m in self._encoded.finditer(text):
+                yield m.span(1)
 
 
 _HOME_IN_PATH = re.compile(
