@@ -76,6 +76,20 @@ def first_prompt(doc: Document) -> str | None:
     return None
 
 
+SHOWN_TITLE_CHARS = 120
+"""A title as a page shows it: one line of at most this many characters."""
+
+
+def session_title(doc: Document) -> str | None:
+    """The title every output gives the session: its name (pi's ``session_info``), else
+    its first prompt, cleaned (:func:`clean_title`), on one line of at most 120
+    characters (a longer one ends with ``…``); ``None`` when it has neither."""
+    text = clean_title(doc.session_name() or "") or first_prompt(doc)
+    if not text:
+        return None
+    return text if len(text) <= SHOWN_TITLE_CHARS else text[: SHOWN_TITLE_CHARS - 1] + "\u2026"
+
+
 def session_facts(doc: Document, source_path: str | None = None) -> dict[str, Any]:
     """The facts an archive lists about ``doc``. ``tokens`` and ``cost`` are totals over
     every entry of the file (all branches), each call counted by

@@ -180,7 +180,15 @@ def test_cycles_are_found() -> None:
 
 
 WING = "piconv.pi"
-KEEP_OFF_THE_WING = ("piconv.api", "piconv.registry", "piconv.ir", "piconv.redaction", "piconv.bulk")
+KEEP_OFF_THE_WING = (
+    "piconv.api",
+    "piconv.registry",
+    "piconv.ir",
+    "piconv.redaction",
+    "piconv.detail",
+    "piconv.bulk",
+    "piconv.share",
+)
 
 
 def test_the_pi_wing_is_a_plugin_like_any_other() -> None:
@@ -266,6 +274,8 @@ LAYERS = {
     "piconv.clicommands": 4,
     "piconv.cliparse": 4,
     "piconv.redaction.cli": 4,
+    "piconv.detail.cli": 4,
+    "piconv.share": 4,
     "piconv.bulk.cli": 4,
     "piconv.bulk": 3,
     "piconv.api": 2,
@@ -273,7 +283,7 @@ LAYERS = {
     "piconv.plugins": 1,
     "piconv.nametable": 1,
 }
-PLUGINS = ("piconv.pi", "piconv.converters", "piconv.redaction")
+PLUGINS = ("piconv.pi", "piconv.converters", "piconv.redaction", "piconv.detail")
 """Readers, filters and formats register from beside the layers: they may use the
 registry's declarations (layer 1), nothing above it."""
 
