@@ -79,12 +79,15 @@ def full_time(stamp: str, cls: str = "ts-full") -> str:
     return f'<time class="{cls}" datetime="{_datetime_attr(when)}" title="{attr(stamp)}">{shown}</time>'
 
 
-_SEPARATOR = re.compile(r"([/\\])")
+_SEGMENT = re.compile(r"[^/\\]*[/\\]|[^/\\]+")  # a name and the separator after it
+KEEP_WHOLE = 40
+"""A name up to this long never breaks (not at a hyphen either); a longer one may break
+anywhere rather than run out of its box."""
 
 
 def path_text(path: str) -> str:
-    """``path`` escaped, home as ``~``, a line break allowed after each separator."""
-    return _wrappable(esc(home_short(path)))
+    """``path`` escaped, home as ``~``, breaking only after a separator."""
+    return _wrappable(home_short(path))
 
 
 def path_html(path: str, cls: str) -> str:
@@ -92,8 +95,18 @@ def path_html(path: str, cls: str) -> str:
     as its title when the home directory was shortened."""
     shown = home_short(path)
     title = f' title="{attr(path)}"' if shown != path else ""
-    return f'<span class="{cls}"{title}>{_wrappable(esc(shown))}</span>'
+    return f'<span class="{cls}"{title}>{_wrappable(shown)}</span>'
 
 
-def _wrappable(escaped: str) -> str:
-    return _SEPARATOR.sub(r"\1<wbr>", escaped)
+def _wrappable(path: str) -> str:
+    """A line break allowed after each separator (``<wbr>``), and a name that holds a
+    hyphen or a space kept on one line (``<span class="nb">``)."""
+    out = []
+    for seg in _SEGMENT.findall(path):
+        # only a name a browser could break inside (at a hyphen, a space...) needs the span
+        whole = len(seg) <= KEEP_WHOLE and _BREAKABLE.search(seg) is not None
+        out.append(f'<span class="nb">{esc(seg)}</span>' if whole else esc(seg))
+    return "<wbr>".join(out)
+
+
+_BREAKABLE = re.compile(r"[^A-Za-z0-9._~/\\]")
