@@ -319,3 +319,17 @@ def test_a_writer_never_imports_a_reader() -> None:
     assert {
         m: sorted(d for d in graph[m] if reads(d)) for m in writers if any(reads(d) for d in graph[m])
     } == {}
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    """pyproject lists the packages one by one: a new one left out installs an
+    incomplete piconv (an editable install hides it)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        _package_of(init, root, name)
+        for root, name in ((REPO / "core", "piconv"), (REPO / "converters", "piconv.converters"))
+        for init in root.rglob("__init__.py")
+    }
+    assert found - listed == set()

@@ -174,6 +174,18 @@ def page_title(doc: Document) -> str:
     return session_title(doc) or (f"Session {s.id}" if s.id else "pi session")
 
 
+def _compact(n: int) -> str:
+    """A count as a reader takes it in (``3.7k``, ``54.7M``), the exact one as its title."""
+    if n < 1000:
+        return f"{n:,}"
+    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1000, "k")):
+        if n >= size:
+            value = n / size
+            shown = f"{value:.1f}" if value < 100 else f"{value:.0f}"
+            return f'<span title="{n:,}">{shown}{unit}</span>'
+    return f"{n:,}"  # (not reached)
+
+
 def _models(models: Mapping[str, int]) -> str:
     """The models that answered, each with its count of responses when there are several."""
     if len(models) == 1:
@@ -200,7 +212,7 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: st
     msgs = ", ".join(f"{n:,} {k}" for k, n in stats.counts.items()) or "none"
     rows.append(("Messages", msgs))
     rows.append(("Tool calls", f"{stats.tool_calls:,}"))
-    tok = " &#183; ".join(f"{v:,} {k}" for k, v in stats.tokens.items() if v) or "none recorded"
+    tok = " &#183; ".join(f"{_compact(v)} {k}" for k, v in stats.tokens.items() if v) or "none recorded"
     rows.append(("Tokens", tok))
     if stats.has_cost:
         rows.append(("Cost", f"${stats.cost:.3f}"))

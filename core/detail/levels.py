@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..ir import (
-    EMPTY,
     AssistantMessage,
     BranchSummary,
     Compaction,
@@ -72,8 +71,12 @@ def _has_output(result: ToolResult) -> bool:
 
 def _without_output(entry: Entry, result: ToolResult) -> Entry:
     # The result stays (its call, status and usage), its content, details and any
-    # member the IR does not model go: whatever the tool returned.
-    return replace(entry, body=MessageBody(replace(result, content=(), details=None, extra=EMPTY)))
+    # member the IR does not model go: whatever the tool returned. (Built directly:
+    # ``replace`` costs more than the page saves on a session of mostly tool calls.)
+    kept = ToolResult(
+        result.call_id, result.tool_name, (), result.is_error, None, result.usage, result.timestamp
+    )
+    return Entry(entry.id, entry.parent_id, entry.timestamp, MessageBody(kept), entry.origin, entry.extra)
 
 
 def calls(entry: Entry, count: Count) -> Entry | None:
