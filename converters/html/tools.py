@@ -174,7 +174,15 @@ def _edit(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
         return ""
     details = result.details if result is not None else None
     diff = details.get("diff") if isinstance(details, dict) else None
-    if not isinstance(diff, str):
+    if not isinstance(diff, str) and ctx.output_left_out:
+        # The tool's output (its diff of the file) was left out: the replacement as the
+        # call asked for it, old lines then new ones (as the Markdown transcript shows an
+        # edit), with no diff to compute.
+        pairs = _edit_pairs(args)
+        diff = (
+            "\n".join("-" + o.replace("\n", "\n-") + "\n+" + n.replace("\n", "\n+") for o, n in pairs) or None
+        )
+    elif not isinstance(diff, str):
         # No diff recorded by the tool: compute one from the requested replacement(s).
         chunks: list[str] = []
         for old, new in _edit_pairs(args):
@@ -193,7 +201,7 @@ def _edit(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
                 preview_html=_diff_rows,
             )
         )
-    if result is not None and (result.is_error or diff is None):
+    if result is not None and (result.is_error or diff is None or ctx.output_left_out):
         parts.append(_output(ctx, result, label="Result"))
     elif result is None:
         parts.append('<p class="note pending">No result recorded.</p>')

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..ir import (
+    EMPTY,
     AssistantMessage,
     BranchSummary,
     Compaction,
@@ -34,9 +35,9 @@ from ..ir import (
     UnknownPart,
     UserMessage,
 )
-from ..records import replace
+from ..records import compile_maker, replace
+from ..report import MAX_LINES_PER_CODE
 from . import LEVELS
-from .tree import prune
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -69,14 +70,20 @@ def _has_output(result: ToolResult) -> bool:
     return bool(result.content) or result.details is not None or bool(result.extra)
 
 
+# Positional makers (records.compile_maker): ``calls`` rebuilds every tool result, and
+# ``replace`` costs more than the page then saves on a session of mostly tool calls.
+_entry = compile_maker(Entry)
+_body = compile_maker(MessageBody)
+_result = compile_maker(ToolResult)
+
+
 def _without_output(entry: Entry, result: ToolResult) -> Entry:
     # The result stays (its call, status and usage), its content, details and any
-    # member the IR does not model go: whatever the tool returned. (Built directly:
-    # ``replace`` costs more than the page saves on a session of mostly tool calls.)
-    kept = ToolResult(
-        result.call_id, result.tool_name, (), result.is_error, None, result.usage, result.timestamp
+    # member the IR does not model go: whatever the tool returned.
+    kept = _result(
+        result.call_id, result.tool_name, (), result.is_error, None, result.usage, result.timestamp, EMPTY
     )
-    return Entry(entry.id, entry.parent_id, entry.timestamp, MessageBody(kept), entry.origin, entry.extra)
+    return _entry(entry.id, entry.parent_id, entry.timestamp, _body(kept), entry.origin, entry.extra)
 
 
 def calls(entry: Entry, count: Count) -> Entry | None:
@@ -215,14 +222,26 @@ def apply_detail(document: Document, options: Mapping[str, Any], report: Report)
     if level == "full":
         return document
     rule = RULES[level]
-    counts: dict[str, int] = {}
+    lines: dict[str, list[int]] = {}  # code -> the source line of each thing left out
 
     def count(code: str, entry: Entry) -> None:
-        counts[code] = counts.get(code, 0) + 1
-        report.add(f"detail:{code}", entry.origin.line or None)
+        found = lines.get(code)
+        if found is None:
+            found = lines[code] = []
+        found.append(entry.origin.line)
 
     kept = [rule(entry, count) for entry in document.entries]
-    entries, leaf_id = prune(document, kept, count)
+    if any(entry is None for entry in kept):
+        from .tree import prune  # only a level that drops entries mends the tree
+
+        entries, leaf_id = prune(document, kept, count)
+    else:  # (``calls`` drops none: the tree is as it was)
+        entries, leaf_id = kept, document.leaf_id  # type: ignore[assignment]
+    for code, at in lines.items():  # into the report once per code
+        report.add(f"detail:{code}", count=len(at))
+        item = report.losses[f"detail:{code}"]
+        item.lines.extend(n for n in at[: MAX_LINES_PER_CODE - len(item.lines)] if n)
+    counts = {code: len(at) for code, at in lines.items()}
     return Document(
         session=document.session,
         entries=tuple(entries),
