@@ -58,16 +58,30 @@ def project_name(cwd: str | None, source_path: str | None) -> str:
     return "(no project)"
 
 
+PROMPT_PREFIX = 64 * TITLE_CHARS
+"""What of a prompt a title is made from: its start, so a prompt of hundreds of megabytes
+costs what a short one does (pi's metadata blocks are a few dozen characters)."""
+
+
 def first_prompt(doc: Document) -> str | None:
-    """The first user text along the leaf's path, cleaned (:func:`clean_title`)."""
+    """The first user text along the leaf's path, cleaned (:func:`clean_title`): made
+    from the first :data:`PROMPT_PREFIX` characters of it."""
     for entry in doc.path():
         body = entry.body
         if type(body) is MessageBody and type(body.message) is UserMessage:
             content = body.message.content
             if isinstance(content, str):
-                text = content
+                text = content[:PROMPT_PREFIX]
             elif content:
-                text = " ".join(p.text for p in content if type(p) is Text and p.text)
+                texts: list[str] = []
+                size = 0
+                for p in content:
+                    if type(p) is Text and p.text:
+                        texts.append(p.text[: PROMPT_PREFIX - size])
+                        size += len(texts[-1]) + 1
+                        if size >= PROMPT_PREFIX:
+                            break
+                text = " ".join(texts)
             else:
                 continue
             text = clean_title(text)

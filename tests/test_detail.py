@@ -374,3 +374,26 @@ def test_conversation_holds_no_tool_output_of_the_corpus(path: Path) -> None:
         leaked = [t[:60] for t in texts if t not in said and shown(t, pages["conversation"])]
         assert leaked == [], fmt
     assert SHARED in path.parents
+
+
+def test_an_edit_at_calls_shows_the_replacement_asked_for_not_the_tools_diff(tmp_path: Path) -> None:
+    """The tool's diff holds lines of the file around the change (tool output); at
+    ``calls`` the page shows the call's own old and new text instead."""
+    edit = {"path": "/home/ann/src/a.py", "oldText": "x = 1", "newText": "x = 2"}
+    result = {**_result("c1", "Edited"), "toolName": "edit",
+              "details": {"diff": " FILE-CONTEXT-LINE\n-x = 1\n+x = 2"}}  # fmt: skip
+    data = session_bytes(
+        _msg(1, "u1", None, {"role": "user", "content": "fix"}),
+        _msg(
+            2, "a1", "u1", _assistant([{"type": "toolCall", "id": "c1", "name": "edit", "arguments": edit}])
+        ),
+        _msg(3, "r1", "a1", result),
+    )
+    out = tmp_path / "p.html"
+    piconv.convert(data, "html", str(out), filters=[("detail", {"level": "calls"})])
+    page = out.read_text()
+    assert "FILE-CONTEXT-LINE" not in page and "Edited" not in page
+    assert '<span class="del">-x = 1</span>\n<span class="add">+x = 2</span>' in page
+    assert '<p class="note left-out">Output left out.</p>' in page
+    piconv.convert(data, "html", str(out))
+    assert "FILE-CONTEXT-LINE" in out.read_text()  # at full detail, the tool's diff
