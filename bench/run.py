@@ -1,6 +1,6 @@
 """piconv's speed where users are, measured end to end as a user runs it.
 
-    python bench/run.py [--runs 7] [--only startup,formats,read,export,redact,atif,baseline] [--python PY]
+    python bench/run.py [--runs 7] [--only startup,formats,read,export,detail,redact,atif,baseline] [--python PY]
 
 Every figure is a whole ``piconv`` process. A ratio comes from paired runs (A, B, A, B, ...)
 taken one pair at a time and is the median of the pairs' ratios, so a machine whose speed
@@ -19,6 +19,10 @@ drifts during the run still gives a fair figure.
   more (goal: at least 2x faster). Needs the pi oracle (``python tests/oracle/run.py
   --install``); pi rewrites an old session when it loads it, so it gets a fresh copy
   before every run, outside the timed region.
+- **detail**: ``--to html --detail LEVEL`` (calls, conversation, prompts) paired with
+  ``--to html`` on every corpus session of 100 KB or more, on CPU time (at least 9 pairs)
+  as for ``redact`` (goal: never slower, at most 1.0x: leaving content out costs a pass
+  over the document and saves writing it).
 - **baseline** (asked for by name, with ``--baseline PY``): each format on the two sessions
   of **formats**, and ``--redact`` to html and pi, this installation paired with another
   one's interpreter (an earlier piconv), on CPU time (goal: at most 1.25x).
@@ -286,6 +290,33 @@ def export(python: str, runs: int, out: Path) -> list[dict[str, object]]:
     return rows
 
 
+def detail(python: str, runs: int, out: Path) -> list[dict[str, object]]:
+    rows = []
+    corpus = sorted(
+        p for p in (shared_dir() / "corpus" / "pi").glob("*.jsonl") if p.stat().st_size >= 100_000
+    )
+    for source in corpus:
+        full = piconv(python, str(source), "--to", "html", "-o", str(out / "full.html"), "-q")
+        for level in ("calls", "conversation", "prompts"):
+            cmd = piconv(
+                python, str(source), "--to", "html", "--detail", level, "-o", str(out / "d.html"), "-q"
+            )
+            m = paired(cmd, full, max(runs, 9), cpu=True)
+            rows.append(
+                {
+                    "what": f"{source.name} --detail {level}",
+                    "value": round(m["ratio"], 2),
+                    "unit": "x --detail full (cpu)",
+                    "spread": f"{m['ratio_min']:.2f}-{m['ratio_max']:.2f}",
+                    "detail_cpu_ms": round(m["a_s"] * 1000, 1),
+                    "full_cpu_ms": round(m["b_s"] * 1000, 1),
+                    "goal": "<= 1",
+                    "ok": m["ratio"] <= 1,
+                }
+            )
+    return rows
+
+
 BASELINE_GOAL = 1.25
 
 
@@ -331,7 +362,7 @@ def show(title: str, rows: list[dict[str, object]]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--only", default="startup,formats,read,export,redact")
+    parser.add_argument("--only", default="startup,formats,read,export,detail,redact")
     parser.add_argument("--python", default=sys.executable, help="the interpreter piconv is installed for")
     parser.add_argument("--baseline", help="the baseline section: another installation's interpreter")
     parser.add_argument("--no-record", action="store_true")
@@ -343,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "formats": lambda: formats(args.python, args.runs, out),
         "read": lambda: read(args.python, args.runs, out),
         "export": lambda: export(args.python, args.runs, out),
+        "detail": lambda: detail(args.python, args.runs, out),
         "baseline": lambda: baseline(args.python, args.runs, out, args.baseline),
         "redact": lambda: redact(args.python, args.runs, out),
         "atif": lambda: atif(args.python, args.runs, out),

@@ -37,6 +37,7 @@ _EXPORTS = {
     "RedactOptions": "redaction.api",
     "Filter": "filters",
     "session_facts": "facts",
+    "session_title": "facts",
     "Converter": "outputformat",
     "Option": "outputformat",
     "ListedSession": "facts",
@@ -78,6 +79,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .errors import ValidationFailed as ValidationFailed
     from .facts import ListedSession as ListedSession
     from .facts import session_facts as session_facts
+    from .facts import session_title as session_title
     from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl

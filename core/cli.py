@@ -19,7 +19,7 @@ from .cliparse import UsageParser, add_format_options, help_formatter, one_shot,
 from .errors import PiconvError, UsageError
 from .version import __version__
 
-SUBCOMMANDS = ("inspect", "validate", "search")
+SUBCOMMANDS = ("inspect", "validate", "search", "share")
 
 DESCRIPTION = """\
 Convert pi coding-agent session files (JSONL) into other formats.
@@ -30,6 +30,7 @@ Convert pi coding-agent session files (JSONL) into other formats.
   piconv inspect SESSION.jsonl [--json] [--context [--leaf ID]]
   piconv validate FILE --format FORMAT          check a file against a format's schema
   piconv search QUERY [ARCHIVE]                 full-text search of a --to sqlite archive
+  piconv share SESSION.jsonl [--dry-run]        one redacted page, uploaded as a secret gist (gh)
   piconv --list-formats | --list-plugins
 
 Formats come from plugins; `piconv --list-formats` shows the input formats (readers) and
@@ -43,6 +44,8 @@ EPILOG = """examples:
   piconv ~/.pi/agent/sessions --to html --to markdown -o archive/ --jobs 4
   piconv --to html --to sqlite -o archive/ --since 2026-01   (no input: pi's session directory)
   piconv search 'NEAR(sqlite index, 5)' archive/ --role assistant
+  piconv session.jsonl --to html --detail conversation -o share.html   (no tool calls or output)
+  piconv share session.jsonl --detail calls     (redacted; asks before uploading)
 
 exit codes:
   0  done (problems in the input are reported, not fatal)
@@ -52,6 +55,7 @@ exit codes:
   4  unknown format or plugin error
   5  the output failed validation
   6  the output cannot be written where asked
+  7  share: the file is written but not uploaded (no gh, not logged in, gh failed, not confirmed)
   70 internal error: a bug in piconv or a plugin (--debug shows the traceback)
 """
 
@@ -112,8 +116,10 @@ def _main_parser() -> UsageParser:
     p.add_argument("--json", action="store_true", help="with --list-formats / --list-plugins: as JSON")
     p.add_argument("--help-format", metavar="NAME", help="show the options of one format")
     p.add_argument("--version", action="version", version=_version_line())
+    from .detail.cli import add_arguments as add_detail
     from .redaction.cli import add_arguments
 
+    add_detail(p)
     add_arguments(p)
     bulk = p.add_argument_group("directory input")
     bulk.add_argument(
@@ -319,12 +325,12 @@ def _inferred_format(known: argparse.Namespace) -> list[str]:
 def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     one_shot()
     from .api import convert, get_format, load
-    from .redaction.cli import redaction_steps
+    from .cliparse import filter_steps
 
     converter = get_format(ns.to[0])
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
-    steps = redaction_steps(ns)
+    steps = filter_steps(ns)
     source = load(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
     out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
     report = convert(

@@ -138,6 +138,10 @@ def list_plugins(as_json: bool) -> int:
 def subcommand(name: str, args: list[str]) -> int:
     if name == "search":
         return search_main(args)
+    if name == "share":
+        from .share.cli import main as share_main
+
+        return share_main(args)
     if name == "inspect":
         p = UsageParser(
             prog="piconv inspect", description="Show what a session file holds, or its model-visible context."

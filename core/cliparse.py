@@ -61,6 +61,16 @@ def add_format_options(parser: argparse.ArgumentParser, converters: Sequence[Any
     return dests
 
 
+def filter_steps(ns: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    """The filters the arguments ask for, in the order they run: the detail level first
+    (what it leaves out is never scanned, and the redaction report then counts what the
+    output holds), then redaction."""
+    from .detail.cli import detail_steps
+    from .redaction.cli import redaction_steps
+
+    return detail_steps(ns) + redaction_steps(ns)
+
+
 _owns_process = False
 """True under :func:`piconv.cli.run`: this process converts and exits, and may be set up for that."""
 

@@ -52,3 +52,10 @@ class OutputError(PiconvError):
     directory in the way, the input itself, no permission, a full disk)."""
 
     exit_code = 6
+
+
+class ShareError(PiconvError):
+    """``piconv share`` wrote its file but could not upload it (no GitHub CLI, not logged
+    in, the upload failed, or no confirmation): the message says where the file is."""
+
+    exit_code = 7

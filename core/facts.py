@@ -62,16 +62,30 @@ def project_name(cwd: str | None, source_path: str | None) -> str:
     return "(no project)"
 
 
+PROMPT_PREFIX = 64 * TITLE_CHARS
+"""What of a prompt a title is made from: its start, so a prompt of hundreds of megabytes
+costs what a short one does (pi's metadata blocks are a few dozen characters)."""
+
+
 def first_prompt(doc: Document) -> str | None:
-    """The first user text along the leaf's path, cleaned (:func:`clean_title`)."""
+    """The first user text along the leaf's path, cleaned (:func:`clean_title`): made
+    from the first :data:`PROMPT_PREFIX` characters of it."""
     for entry in doc.path():
         body = entry.body
         if type(body) is MessageBody and type(body.message) is UserMessage:
             content = body.message.content
             if isinstance(content, str):
-                text = content
+                text = content[:PROMPT_PREFIX]
             elif content:
-                text = " ".join(p.text for p in content if type(p) is Text and p.text)
+                texts: list[str] = []
+                size = 0
+                for p in content:
+                    if type(p) is Text and p.text:
+                        texts.append(p.text[: PROMPT_PREFIX - size])
+                        size += len(texts[-1]) + 1
+                        if size >= PROMPT_PREFIX:
+                            break
+                text = " ".join(texts)
             else:
                 continue
             text = clean_title(text)
@@ -163,6 +177,20 @@ def lineage_facts(doc: Document) -> dict[str, Any]:
         "copied": copied,
         "subagent_runs": list(runs),
     }
+
+
+SHOWN_TITLE_CHARS = 120
+"""A title as a page shows it: one line of at most this many characters."""
+
+
+def session_title(doc: Document) -> str | None:
+    """The title every output gives the session: its name (pi's ``session_info``), else
+    its first prompt, cleaned (:func:`clean_title`), on one line of at most 120
+    characters (a longer one ends with ``…``); ``None`` when it has neither."""
+    text = clean_title(doc.session_name() or header_title(doc) or "") or first_prompt(doc)
+    if not text:
+        return None
+    return text if len(text) <= SHOWN_TITLE_CHARS else text[: SHOWN_TITLE_CHARS - 1] + "\u2026"
 
 
 def session_facts(doc: Document, source_path: str | None = None) -> dict[str, Any]:

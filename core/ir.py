@@ -588,6 +588,12 @@ class Document:
     # writes ``~`` for the home directory): what still keeps an output off its input.
     # No format writes it.
     input_path: str | None = field(default=None, repr=False, compare=False)
+    # What the filters that made this document left out, for the reader of any output:
+    # one sentence each, under a key naming what was done (the ``detail`` filter's is
+    # ``detail:<level>``, so a format that knows it can say "output left out" where a
+    # tool's output was). A format may show the sentences (the HTML page and the
+    # Markdown transcript do). Not part of the IR's JSON.
+    notes: Mapping[str, str] = field(default=EMPTY, repr=False, compare=False)
     _index: dict[str, Entry] = field(default_factory=dict, repr=False, compare=False)
     _children: dict[str | None, list[str]] = field(default_factory=dict, repr=False, compare=False)
 

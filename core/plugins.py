@@ -41,6 +41,7 @@ BUILTIN_PLUGINS = (
     "piconv.converters.markdown",
     "piconv.converters.html",
     "piconv.redaction.hooks",
+    "piconv.detail.hooks",
     "piconv.converters.sqlite",
     "piconv.converters.atif",
 )

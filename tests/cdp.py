@@ -126,7 +126,9 @@ class Browser:
         raw, _, self._buf = self._buf.partition(b"\0")
         return json.loads(raw)
 
-    def open(self, url: str, *, javascript: bool = True) -> Page:
+    def open(self, url: str, *, javascript: bool = True, timezone: str | None = None) -> Page:
+        """``url`` in a new tab, with or without script, in the IANA ``timezone`` given
+        (default: the machine's)."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
@@ -134,6 +136,8 @@ class Browser:
             page.send(f"{domain}.enable")
         if not javascript:
             page.send("Emulation.setScriptExecutionDisabled", {"value": True})
+        if timezone is not None:
+            page.send("Emulation.setTimezoneOverride", {"timezoneId": timezone})
         page.send("Page.navigate", {"url": url})
         self.wait_for("Page.loadEventFired", session)
         return page

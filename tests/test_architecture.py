@@ -180,7 +180,15 @@ def test_cycles_are_found() -> None:
 
 
 WING = "piconv.pi"
-KEEP_OFF_THE_WING = ("piconv.api", "piconv.registry", "piconv.ir", "piconv.redaction", "piconv.bulk")
+KEEP_OFF_THE_WING = (
+    "piconv.api",
+    "piconv.registry",
+    "piconv.ir",
+    "piconv.redaction",
+    "piconv.detail",
+    "piconv.bulk",
+    "piconv.share",
+)
 
 
 def test_the_pi_wing_is_a_plugin_like_any_other() -> None:
@@ -266,6 +274,8 @@ LAYERS = {
     "piconv.clicommands": 4,
     "piconv.cliparse": 4,
     "piconv.redaction.cli": 4,
+    "piconv.detail.cli": 4,
+    "piconv.share": 4,
     "piconv.bulk.cli": 4,
     "piconv.bulk": 3,
     "piconv.api": 2,
@@ -273,7 +283,7 @@ LAYERS = {
     "piconv.plugins": 1,
     "piconv.nametable": 1,
 }
-PLUGINS = ("piconv.pi", "piconv.converters", "piconv.redaction")
+PLUGINS = ("piconv.pi", "piconv.converters", "piconv.redaction", "piconv.detail")
 """Readers, filters and formats register from beside the layers: they may use the
 registry's declarations (layer 1), nothing above it."""
 
@@ -314,3 +324,17 @@ def test_a_writer_never_imports_a_reader() -> None:
 def test_the_core_top_level_stays_small() -> None:
     """New code goes into the wing it belongs to (docs/architecture.md)."""
     assert len(list((REPO / "core").glob("*.py"))) <= 30
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    """pyproject lists the packages one by one: a new one left out installs an
+    incomplete piconv (an editable install hides it)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        _package_of(init, root, name)
+        for root, name in ((REPO / "core", "piconv"), (REPO / "converters", "piconv.converters"))
+        for init in root.rglob("__init__.py")
+    }
+    assert found - listed == set()

@@ -30,13 +30,14 @@ def test_every_exit_code_is_distinct_and_documented_in_help_and_readme() -> None
         "plugin": errors.PluginError,
         "validation": errors.ValidationFailed,
         "cannot be written": errors.OutputError,
+        "not uploaded": errors.ShareError,
     }
     for words, cls in classes.items():
         assert words in codes[cls.exit_code], (cls.__name__, codes)
     assert "some sessions failed" in codes[errors.SOME_FAILED]
     assert "internal error" in codes[errors.INTERNAL_ERROR] and "--debug" in codes[errors.INTERNAL_ERROR]
     wanted = {0, errors.SOME_FAILED, errors.INTERNAL_ERROR, *(c.exit_code for c in classes.values())}
-    assert set(codes) == wanted and len(wanted) == 8
+    assert set(codes) == wanted and len(wanted) == 9
     readme = (REPO / "README.md").read_text()
     table = readme.split("### Exit codes", 1)[1].split("\n#", 1)[0]
     assert {int(n) for n in re.findall(r"^\| `(\d+)` \|", table, re.M)} == wanted

@@ -213,7 +213,7 @@ def test_every_entry_has_an_anchor_and_results_sit_in_their_calls() -> None:
     assistant = html[html.index(f'id="{anchor("a1")}"') : html.index(f'id="{anchor("u2")}"')]
     assert "boom" in assistant and '<span class="exit bad">exit 2</span>' in assistant
     assert "Command exited" not in assistant
-    assert '<span class="tool-path">src/x.py:3-4</span>' in assistant
+    assert '<span class="tool-path">src/<wbr><span class="nb">x.py:3-4</span></span>' in assistant
     assert '<code class="language-python">def f():' in assistant  # language by path
     assert '<span class="del">- 2 b</span>' in assistant and '<span class="add">+ 2 c</span>' in assistant
     assert "&lt;/script&gt;" in assistant and "</script>" not in assistant

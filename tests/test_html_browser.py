@@ -420,12 +420,16 @@ def _wait(p: object, expression: str, timeout: float = 10.0) -> object:
     return value
 
 
-_MAIN_TS = """(function () {
-  var s = Array.prototype.find.call(document.querySelectorAll("section.tool"), function (x) {
+_MAIN_TS_SECTION = """Array.prototype.find.call(document.querySelectorAll("section.tool"), function (x) {
     var t = x.querySelector(".tool-path"); return t && t.textContent.indexOf("main.ts") >= 0;
-  });
-  return s.querySelector("code.language-typescript");
-})()"""
+  })"""
+_MAIN_TS = f"""(function () {{
+  return {_MAIN_TS_SECTION}.querySelector("pre > code.language-typescript");
+}})()"""
+# The preview of the collapsed block, in its <summary>: coloured as the block will be.
+_MAIN_TS_PREVIEW = f"""(function () {{
+  return {_MAIN_TS_SECTION}.querySelector("summary .preview > code.language-typescript");
+}})()"""
 
 
 @pytest.mark.shared
@@ -444,8 +448,11 @@ def test_code_is_coloured_when_it_comes_into_view(tmp_path: Path) -> None:
         time.sleep(1.0)
         coloured = p.evaluate("document.querySelectorAll('code[data-highlighted]').length")
         assert coloured < named / 4
-        # main.ts (1,544 lines) is read first, in a closed <details>: a reader opens it
-        # and scrolls to it; then it is coloured.
+        # main.ts (1,544 lines) is read first, in a closed <details>: its preview, in
+        # view, is coloured as the block will be; the block is coloured once a reader
+        # opens it and scrolls to it.
+        assert _wait(p, f"{_MAIN_TS_PREVIEW}.getAttribute('data-highlighted') === 'yes'")
+        assert p.evaluate(f"{_MAIN_TS_PREVIEW}.querySelectorAll('span.hljs-keyword').length") > 3
         assert p.evaluate(f"{_MAIN_TS}.hasAttribute('data-highlighted')") is False
         p.evaluate(
             f"(function () {{ var c = {_MAIN_TS}; c.closest('details').open = true; c.scrollIntoView(); }})()"

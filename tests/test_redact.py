@@ -159,7 +159,7 @@ def test_a_plugin_filter_runs_and_a_failing_one_is_skipped() -> None:
 
     with pytest.warns(piconv.PluginWarning, match="register_filters failed: RuntimeError: boom"):
         registry = build_registry(extra_plugins=(Upper(), Broken()), third_party=False)
-    assert sorted(registry.filters) == ["redact", "upper"]
+    assert sorted(registry.filters) == ["detail", "redact", "upper"]
     report = piconv.Report(format="x")
     doc = piconv.load(seeded_session())
     registry.get_filter("upper").apply(doc, {}, report)

@@ -16,6 +16,7 @@ from .escape import image_src
 from .escape import text as esc
 from .highlight import Highlighter
 from .markdown import MarkdownRenderer
+from .readable import Clock
 
 PREVIEW_LINES = 8
 PREVIEW_CHARS = 1200
@@ -37,6 +38,12 @@ class Ctx:
     _markdown: MarkdownRenderer | None = field(default=None, repr=False)
     images_shown: int = 0
     images_refused: int = 0
+    clock: Clock = field(default_factory=Clock)
+    # The system entries that start the prompt on their branch (no system state above
+    # them): drawn as the prompt; any other system entry is drawn as an update of it.
+    leading_system: frozenset[str] = frozenset()
+    # The document's tool output was left out (``--detail calls``): where it was, say so.
+    output_left_out: bool = False
     _deferred: dict[str, Callable[[], Iterable[str]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -89,10 +96,12 @@ def collapsible(
     lang: str | None = None,
     body_html: str | None = None,
     force_closed: bool = False,
+    preview_html: Callable[[str], str] | None = None,
 ) -> str:
     """A ``<details>`` holding ``source`` as a code block: open when short; otherwise
-    closed, its summary showing the first lines as a preview and the line count.
-    ``label`` is trusted HTML; ``body_html`` replaces the default code block."""
+    closed, its summary showing the first lines as a preview (coloured as the block is:
+    in ``lang``, or drawn by ``preview_html``) and the line count. ``label`` is trusted
+    HTML; ``body_html`` replaces the default code block."""
     n_lines = source.count("\n") + 1 if source else 0
     short = n_lines <= OPEN_LINES and len(source) <= OPEN_CHARS
     body = body_html if body_html is not None else ctx.highlighter.block(source, lang)
@@ -114,9 +123,10 @@ def collapsible(
     more = n_lines - shown
     count = f"{n_lines:,} lines" if n_lines > 1 else f"{len(source):,} chars"
     hint = f"&#8230; {more:,} more lines" if more > 0 else "&#8230;"
+    shown = preview_html(preview) if preview_html is not None else ctx.highlighter.inline(preview, lang)
     return (
         f'<details class="{cls}"><summary>{label} <span class="count">({count})</span>'
-        f'<span class="preview">{esc(preview)}</span><span class="more">{hint}</span></summary>{body}</details>'
+        f'<span class="preview">{shown}</span><span class="more">{hint}</span></summary>{body}</details>'
     )
 
 

@@ -77,8 +77,10 @@ ALLOWED_TAGS = tuple(
         "td",
         "th",
         "thead",
+        "time",
         "tr",
         "ul",
+        "wbr",
     ]
 )
 ALLOWED_ATTRS = tuple(
@@ -88,6 +90,7 @@ ALLOWED_ATTRS = tuple(
         "checked",
         "class",
         "data-act",
+        "datetime",
         "disabled",
         "href",
         "id",

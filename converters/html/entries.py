@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from piconv.converters.common.system import render_update, system_text
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -46,9 +47,9 @@ class Pairing(Protocol):
     def is_paired(self, entry: Entry) -> bool: ...
 
 
-def _meta(entry: Entry, role: str, label: str | None, extra: str = "") -> str:
+def _meta(ctx: Ctx, entry: Entry, role: str, label: str | None, extra: str = "") -> str:
     aid = anchor(entry.id)
-    ts = f'<span class="ts">{esc(entry.timestamp)}</span>' if isinstance(entry.timestamp, str) else ""
+    ts = ctx.clock.entry(entry.timestamp)
     lab = f' <span class="label">{esc(label)}</span>' if label else ""
     return (
         f'<header class="meta"><span class="role">{role}</span>{lab}{extra}'
@@ -56,8 +57,10 @@ def _meta(entry: Entry, role: str, label: str | None, extra: str = "") -> str:
     )
 
 
-def _article(entry: Entry, cls: str, role: str, label: str | None, body: str, extra: str = "") -> str:
-    return f'<article class="entry {cls}" id="{anchor(entry.id)}">{_meta(entry, role, label, extra)}{body}</article>'
+def _article(
+    ctx: Ctx, entry: Entry, cls: str, role: str, label: str | None, body: str, extra: str = ""
+) -> str:
+    return f'<article class="entry {cls}" id="{anchor(entry.id)}">{_meta(ctx, entry, role, label, extra)}{body}</article>'
 
 
 def _note(entry: Entry, cls: str, html: str, label: str | None) -> str:
@@ -95,17 +98,22 @@ def _assistant(ctx: Ctx, entry: Entry, msg: AssistantMessage, pairs: Pairing, la
     if msg.model is not None and (msg.model.model or msg.model.provider):
         name = "/".join(x for x in (msg.model.provider, msg.model.model) if isinstance(x, str))
         model = f' <span class="model">{esc(name)}</span>'
-    return _article(entry, "assistant", "Assistant", label, "".join(parts) + "".join(calls), model)
+    return _article(ctx, entry, "assistant", "Assistant", label, "".join(parts) + "".join(calls), model)
 
 
 def _system(ctx: Ctx, entry: Entry, msg: SystemMessage, label: str | None) -> str:
+    """The prompt as one block, as pi's page draws it: collapsed to its first lines, the
+    rest (section by section, each named) one click away and printed whole. A later
+    system entry on the same branch is drawn as the update it is."""
     parts: list[str] = []
-    text = content_text(msg.content) if msg.content is not None else ""
+    leading = entry.id in ctx.leading_system
+    text = system_text(msg) if leading else render_update(msg)
     if text:
-        parts.append(collapsible(ctx, "System prompt", text, cls="output system-prompt"))
-    for name, value in (msg.sections or {}).items():
-        title = f"Section <code>{esc(name)}</code>" + (" removed" if value is None else "")
-        parts.append(collapsible(ctx, title, value or "", cls="output system-prompt", force_closed=True))
+        body = _prompt_body(ctx, msg)
+        title = "System prompt" if leading else f"System prompt update{_changes(msg)}"
+        parts.append(collapsible(ctx, title, text, cls="output system-prompt", body_html=body))
+    elif msg.sections:  # sections that say nothing (removed, or empty)
+        parts.append(f'<p class="note">{_prompt_body(ctx, msg, pre=False)}</p>')
     if msg.tools_added:
         items = "".join(
             f'<li><span class="tool-name">{esc(t.name or "?")}</span> {esc(t.description or "")}</li>'
@@ -119,18 +127,48 @@ def _system(ctx: Ctx, entry: Entry, msg: SystemMessage, label: str | None) -> st
         parts.append(
             f'<details class="tools-list"><summary>Tools removed ({len(msg.tools_removed)})</summary><ul>{items}</ul></details>'
         )
-    return _article(entry, "system", "System", label, "".join(parts))
+    return _article(ctx, entry, "system", "System", label, "".join(parts))
+
+
+def _prompt_body(ctx: Ctx, msg: SystemMessage, pre: bool = True) -> str:
+    """The prompt's content, then each section under its name (a removed one said so)."""
+    out: list[str] = []
+    text = content_text(msg.content) if msg.content is not None else ""
+    if text:
+        out.append(ctx.highlighter.block(text, None, cls="prompt"))
+    for name, value in (msg.sections or {}).items():
+        if value is None:
+            out.append(f'<span class="section-name">Section <code>{esc(name)}</code> removed.</span> ')
+        elif value:
+            head = f'<span class="section-name">Section <code>{esc(name)}</code></span>'
+            out.append(head + (ctx.highlighter.block(value, None, cls="prompt") if pre else " "))
+        else:
+            out.append(f'<span class="section-name">Section <code>{esc(name)}</code> (empty).</span> ')
+    return "".join(out)
+
+
+def _changes(msg: SystemMessage) -> str:
+    """What a later system entry changes: ``: instructions, rules, -docs, tools +bash``."""
+    parts: list[str] = []
+    if content_text(msg.content):
+        parts.append("instructions")
+    parts.extend(name if value is not None else f"-{name}" for name, value in (msg.sections or {}).items())
+    tools = [f"+{t.name or '?'}" for t in msg.tools_added or ()]
+    tools += [f"-{t.name or '?'}" for t in msg.tools_removed or ()]
+    if tools:
+        parts.append("tools " + " ".join(tools))
+    return f": {esc(', '.join(parts))}" if parts else ""
 
 
 def _message(ctx: Ctx, entry: Entry, msg: object, pairs: Pairing, label: str | None) -> str:
     if isinstance(msg, UserMessage):
-        return _article(entry, "user", "User", label, content_html(ctx, msg.content, markdown=True))
+        return _article(ctx, entry, "user", "User", label, content_html(ctx, msg.content, markdown=True))
     if isinstance(msg, AssistantMessage):
         return _assistant(ctx, entry, msg, pairs, label)
     if isinstance(msg, ToolResult):
         if pairs.is_paired(entry):
             return ""  # drawn inside its tool call, which carries this entry's anchor
-        return _article(entry, "tool-result", "Tool result", label, orphan_result(ctx, msg))
+        return _article(ctx, entry, "tool-result", "Tool result", label, orphan_result(ctx, msg))
     if isinstance(msg, ShellCommand):
         code = msg.exit_code
         status = "cancelled" if msg.cancelled else f"exit {code}" if isinstance(code, int) else ""
@@ -140,12 +178,14 @@ def _message(ctx: Ctx, entry: Entry, msg: object, pairs: Pairing, label: str | N
         body = ctx.highlighter.block(cmd, "bash", cls="hl cmd")
         if msg.output:
             body += collapsible(ctx, "Output", msg.output, cls="output error" if bad else "output")
+        elif ctx.output_left_out:
+            body += '<p class="note left-out">Output left out.</p>'
         if msg.truncated:
             path = f" (full output: {esc(msg.full_output_path)})" if msg.full_output_path else ""
             body += f'<p class="note">Output truncated{path}.</p>'
         if msg.exclude_from_context:
             body += '<p class="note">Not sent to the model.</p>'
-        return _article(entry, "shell", "User shell", label, body, exit_html)
+        return _article(ctx, entry, "shell", "User shell", label, body, exit_html)
     if isinstance(msg, ExtensionMessage):
         kind = f' <span class="ext-type">[{esc(msg.extension_type or "?")}]</span>'
         hidden = " hidden-msg" if msg.display is False else ""
@@ -155,17 +195,18 @@ def _message(ctx: Ctx, entry: Entry, msg: object, pairs: Pairing, label: str | N
         body = note + content_html(ctx, msg.content, markdown=True)
         if msg.details is not None:
             body += json_block(ctx, "Details", msg.details)
-        return _article(entry, "extension" + hidden, "Extension", label, body, kind)
+        return _article(ctx, entry, "extension" + hidden, "Extension", label, body, kind)
     if isinstance(msg, SummaryMessage):
         title = "Branch summary" if msg.kind == "branch" else "Compaction summary"
         return _article(
-            entry, "summary", title, label, f'<div class="md">{ctx.markdown(msg.summary or "")}</div>'
+            ctx, entry, "summary", title, label, f'<div class="md">{ctx.markdown(msg.summary or "")}</div>'
         )
     if isinstance(msg, SystemMessage):
         return _system(ctx, entry, msg, label)
     value = msg.value if isinstance(msg, UnknownMessage) else None
     role = msg.role if isinstance(msg, UnknownMessage) else None
     return _article(
+        ctx,
         entry,
         "unknown",
         "Message",
@@ -183,7 +224,7 @@ def render_entry(ctx: Ctx, entry: Entry, pairs: Pairing, label: str | None) -> s
         kept = f" First kept entry: {_link(body.first_kept_id)}." if body.first_kept_id else ""
         head = f"Compaction &#183; {_tokens(body.tokens_before)} tokens before"
         inner = f'<details class="summary-block"><summary>{head}</summary><p class="note">Older history was replaced by this summary.{kept}</p>{summary}</details>'
-        return _article(entry, "compaction", "Compaction", label, inner)
+        return _article(ctx, entry, "compaction", "Compaction", label, inner)
     if isinstance(body, BranchSummary):
         src = (
             f'<p class="note">Summary of the branch that ended at {_link(body.from_id)}.</p>'
@@ -191,6 +232,7 @@ def render_entry(ctx: Ctx, entry: Entry, pairs: Pairing, label: str | None) -> s
             else ""
         )
         return _article(
+            ctx,
             entry,
             "branch-summary",
             "Branch summary",
@@ -223,15 +265,15 @@ def render_entry(ctx: Ctx, entry: Entry, pairs: Pairing, label: str | None) -> s
             cls="output",
             force_closed=True,
         )
-        return _article(entry, "context-edit", "Context edit", label, inner)
+        return _article(ctx, entry, "context-edit", "Context edit", label, inner)
     if isinstance(body, ExtensionState):
         title = f"Extension state <code>{esc(body.extension_type or '?')}</code>"
-        return _article(entry, "ext-state", "Extension state", label, json_block(ctx, title, body.data))
+        return _article(ctx, entry, "ext-state", "Extension state", label, json_block(ctx, title, body.data))
     if isinstance(body, UsageRecord):
         u = body.usage
         tokens = f"{_tokens(u.input_tokens)} in, {_tokens(u.output_tokens)} out" if u is not None else "?"
         return _note(entry, "usage", f"Usage ({esc(body.usage_kind or '?')}): {tokens}", label)
     if isinstance(body, UnknownBody):
         title = f"Unknown entry type <code>{esc(str(body.type))}</code>"
-        return _article(entry, "unknown", "Entry", label, json_block(ctx, title, dict(entry.extra)))
+        return _article(ctx, entry, "unknown", "Entry", label, json_block(ctx, title, dict(entry.extra)))
     return ""

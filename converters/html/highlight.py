@@ -191,3 +191,13 @@ class Highlighter:
             return f'<pre class="{cls}"><code>{body}</code></pre>'
         self.used.add(name)
         return f'<pre class="{cls}"><code class="language-{name}">{body}</code></pre>'
+
+    def inline(self, source: str, lang: str | None) -> str:
+        """A short ``source`` (a collapsed block's preview) escaped, in a ``<code>``
+        naming its language as :meth:`block` would name the whole block's, so the page's
+        script colours the preview as it colours the block."""
+        name = language_for_name(lang) if lang and source else None
+        if name is None or name not in self.allowed:
+            return esc(source)
+        self.used.add(name)
+        return f'<code class="language-{name}">{esc(source)}</code>'

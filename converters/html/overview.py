@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from piconv.converters.common.paths import home_short
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -59,6 +60,7 @@ FILTERS = (
     ("all", "All", "every entry"),
 )
 _ARG_KEYS = ("path", "file_path", "command", "pattern", "query", "url")
+_PATH_KEYS = frozenset({"path", "file_path"})  # shown with the home directory as ~
 
 
 def snip(s: str, n: int = PREVIEW) -> str:
@@ -84,7 +86,8 @@ def _call_line(call: ToolCall | None, name: str | None) -> str:
         for key in _ARG_KEYS:
             value = args.get(key)
             if isinstance(value, str) and value.strip():
-                return f"{name}: {snip(value, 60)}"
+                shown = home_short(value) if key in _PATH_KEYS else value
+                return f"{name}: {snip(shown, 60)}"
     return name
 
 

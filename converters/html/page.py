@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from piconv import ValidationFailed
+from piconv import ValidationFailed, session_title
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -22,7 +22,6 @@ from piconv.ir import (
     Entry,
     ExtensionMessage,
     MessageBody,
-    ModelChange,
     ShellCommand,
     SummaryMessage,
     SystemMessage,
@@ -42,6 +41,7 @@ from .escape import text as esc
 from .highlight import Highlighter, with_requirements
 from .languages import page_languages
 from .overview import write_overview
+from .readable import full_time, path_html
 from .tree import TreeWriter, preview
 
 FLUSH_AT = 1 << 20
@@ -107,7 +107,9 @@ class _Stats:
         self.tokens = {"input": 0, "output": 0, "cache read": 0, "cache write": 0}
         self.cost = 0.0
         self.has_cost = False
-        self.models: dict[str, None] = {}
+        # Responses by model, in order of first use: a model that answered nothing
+        # (one only switched to) is left out of the header, its switch kept in the tree.
+        self.models: dict[str, int] = {}
         self.first_ts: str | None = None
         self.last_ts: str | None = None
         for e in doc.entries:
@@ -127,7 +129,7 @@ class _Stats:
                             if isinstance(msg.model.provider, str)
                             else msg.model.model
                         )
-                        self.models[name] = None
+                        self.models[name] = self.models.get(name, 0) + 1
                     self._usage(msg.usage)
             elif isinstance(body, Compaction):
                 self.counts["compactions"] = self.counts.get("compactions", 0) + 1
@@ -137,9 +139,6 @@ class _Stats:
                 self._usage(body.usage)
             elif isinstance(body, UsageRecord):
                 self._usage(body.usage)
-            elif isinstance(body, ModelChange) and isinstance(body.model, str):
-                name = f"{body.provider}/{body.model}" if isinstance(body.provider, str) else body.model
-                self.models[name] = None
 
     def _usage(self, u: Any) -> None:
         if u is None:
@@ -169,27 +168,51 @@ def _dl(rows: list[tuple[str, str]]) -> str:
     return '<dl class="facts">' + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in rows) + "</dl>"
 
 
+def page_title(doc: Document) -> str:
+    """The session's name, else its first prompt (what the archive's index says), else its id."""
+    s = doc.session
+    return session_title(doc) or (f"Session {s.id}" if s.id else "pi session")
+
+
+def _compact(n: int) -> str:
+    """A count as a reader takes it in (``3.7k``, ``54.7M``), the exact one as its title."""
+    if n < 1000:
+        return f"{n:,}"
+    for size, unit in ((1_000_000_000, "G"), (1_000_000, "M"), (1000, "k")):
+        if n >= size:
+            value = n / size
+            shown = f"{value:.1f}" if value < 100 else f"{value:.0f}"
+            return f'<span title="{n:,}">{shown}{unit}</span>'
+    return f"{n:,}"  # (not reached)
+
+
+def _models(models: Mapping[str, int]) -> str:
+    """The models that answered, each with its count of responses when there are several."""
+    if len(models) == 1:
+        return esc(next(iter(models)))
+    return ", ".join(f'{esc(m)} <span class="count">({n:,})</span>' for m, n in models.items()) or "unknown"
+
+
 def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: str | None) -> str:
     s = doc.session
-    name = doc.session_name()
-    title = name or (f"Session {s.id}" if s.id else "pi session")
+    title = page_title(doc)
     rows: list[tuple[str, str]] = []
     if s.id:
         rows.append(("Session", esc(s.id)))
     if s.cwd:
-        rows.append(("Directory", f"<code>{esc(s.cwd)}</code>"))
+        rows.append(("Directory", f"<code>{path_html(s.cwd, 'path')}</code>"))
     started = s.created or stats.first_ts
     if started:
-        rows.append(("Started", esc(started)))
+        rows.append(("Started", full_time(started)))
     if stats.last_ts and stats.last_ts != started:
-        rows.append(("Last entry", esc(stats.last_ts)))
+        rows.append(("Last entry", full_time(stats.last_ts)))
     if s.parent_session:
         rows.append(("Forked from", esc(s.parent_session)))
-    rows.append(("Models", esc(", ".join(stats.models)) or "unknown"))
+    rows.append(("Models", _models(stats.models)))
     msgs = ", ".join(f"{n:,} {k}" for k, n in stats.counts.items()) or "none"
     rows.append(("Messages", msgs))
     rows.append(("Tool calls", f"{stats.tool_calls:,}"))
-    tok = " &#183; ".join(f"{v:,} {k}" for k, v in stats.tokens.items() if v) or "none recorded"
+    tok = " &#183; ".join(f"{_compact(v)} {k}" for k, v in stats.tokens.items() if v) or "none recorded"
     rows.append(("Tokens", tok))
     if stats.has_cost:
         rows.append(("Cost", f"${stats.cost:.3f}"))
@@ -204,7 +227,7 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: st
         names = _leaf_names(doc, leaves)
         for leaf in leaves:
             cur = ' <span class="current">open</span>' if leaf.id == leaf_id else ""
-            ts = f' <span class="ts">{esc(leaf.timestamp)}</span>' if isinstance(leaf.timestamp, str) else ""
+            ts = " " + full_time(leaf.timestamp) if isinstance(leaf.timestamp, str) else ""
             items.append(f'<li><a href="#{anchor(leaf.id)}">{esc(names[leaf.id])}</a>{cur}{ts}</li>')
         nav.append(
             f'<details class="nav-list"><summary>Branches ({len(leaves):,} ends)</summary><ol>{"".join(items)}</ol></details>'
@@ -235,9 +258,9 @@ def _header(doc: Document, stats: _Stats, labels: Mapping[str, str], leaf_id: st
         if doc.leaf_id
         else ""
     )
-    return (
-        f'<header class="page-head"><h1>{esc(title)}</h1>{_dl(rows)}{"".join(nav)}{leaf}{controls}</header>'
-    )
+    # What the filters left out (--detail), said where a reader starts.
+    notes = "".join(f'<p class="note filtered">{esc(n)}</p>' for n in doc.notes.values())
+    return f'<header class="page-head"><h1>{esc(title)}</h1>{_dl(rows)}{notes}{"".join(nav)}{leaf}{controls}</header>'
 
 
 def _leaf_names(doc: Document, leaves: list[Entry]) -> dict[str, str]:
@@ -303,7 +326,11 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     # CSP at the top of the page.
     languages = with_requirements(page_languages(doc))
     script = assets.script(languages)
-    ctx = Ctx(highlighter=Highlighter(languages))
+    ctx = Ctx(
+        highlighter=Highlighter(languages),
+        leading_system=_leading_system(doc),
+        output_left_out="detail:calls" in doc.notes,
+    )
     labels = doc.labels()
     stats = _Stats(doc)
     # --leaf (a common option) chooses which path is open; every branch is drawn anyway.
@@ -318,8 +345,7 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
 
     validate = bool(options.get("validate"))
     sink = _Sink(out, validate)
-    title = doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
-    head = to_utf8(assets.head(esc(title), script))
+    head = to_utf8(assets.head(esc(page_title(doc)), script))
     out.write(head)
     sink.emit(_header(doc, stats, labels, leaf_id))
     write_overview(doc, tree.kids, tree.on_path, leaf_id, labels, sink.emit)
@@ -349,6 +375,37 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
         report.add(
             "html:image-refused", count=ctx.images_refused, detail="image type not allowed or data invalid"
         )
+
+
+def _leading_system(doc: Document) -> frozenset[str]:
+    """The system entries with no system state above them (a system message, or a
+    compaction carrying the prompt): each starts the prompt on its branch. Each entry is
+    walked over once, however many system entries sit below it."""
+    carries: dict[str, bool] = {}  # entry id -> it or an entry above it carries system state
+
+    def above(entry: Entry) -> bool:
+        walked: dict[str, None] = {}
+        cur: Entry | None = doc.get(entry.parent_id) if entry.parent_id is not None else None
+        found = False
+        while cur is not None:
+            if cur.id in carries:
+                found = carries[cur.id]
+                break
+            if isinstance(cur.message, SystemMessage) or (
+                isinstance(cur.body, Compaction) and cur.body.checkpoint is not None
+            ):
+                found = True
+                walked[cur.id] = None
+                break
+            if cur.id in walked:  # a parent cycle
+                break
+            walked[cur.id] = None
+            cur = doc.get(cur.parent_id) if cur.parent_id is not None else None
+        for eid in walked:
+            carries[eid] = found
+        return found
+
+    return frozenset(e.id for e in doc.entries if isinstance(e.message, SystemMessage) and not above(e))
 
 
 def _itself(entry: Entry) -> Entry:

@@ -19,6 +19,7 @@ from piconv.ir import Image, ToolCall, ToolResult, UnknownPart
 from .blocks import Ctx, collapsible, content_text, has_text, image, json_block
 from .escape import text as esc
 from .highlight import language_for_path
+from .readable import path_html
 
 _EXIT = re.compile(r"\n*(?:Command exited with code|exit code:?) (-?\d+)\s*$")
 
@@ -41,7 +42,7 @@ def _head(name: str, detail: str = "", status: str = "") -> str:
 def _path(p: str | None, suffix: str = "") -> str:
     if p is None:
         return ' <span class="invalid">[no path]</span>'
-    return f' <span class="tool-path">{esc(p)}{esc(suffix)}</span>'
+    return " " + path_html(p + suffix, "tool-path")
 
 
 def _result_text_and_images(ctx: Ctx, result: ToolResult | None) -> tuple[str, str]:
@@ -64,7 +65,12 @@ def _output(ctx: Ctx, result: ToolResult | None, *, label: str = "Output", lang:
     text, extras = _result_text_and_images(ctx, result)
     cls = "output error" if result.is_error else "output"
     block = collapsible(ctx, label, text, cls=cls, lang=lang) if has_text(text) else ""
-    return block + extras
+    return block + extras or _left_out(ctx)
+
+
+def _left_out(ctx: Ctx) -> str:
+    """What stands where a tool's output was, when the page leaves tool output out."""
+    return '<p class="note left-out">Output left out.</p>' if ctx.output_left_out else ""
 
 
 def _bash(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
@@ -79,7 +85,9 @@ def _bash(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
         # cost a regex attempt per character.
         tail_at = max(0, len(text) - 200)
         m = _EXIT.search(text, tail_at)
-        code = int(m.group(1)) if m else (None if result.is_error else 0)
+        # an exit code of 0 is inferred from output without an exit line: none without output
+        unknown = result.is_error or (ctx.output_left_out and not text)
+        code = int(m.group(1)) if m else (None if unknown else 0)
         if m:
             text = text[: m.start()]
         if code is not None:
@@ -87,7 +95,7 @@ def _bash(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
         elif result.is_error:
             exit_html = ' <span class="exit bad">error</span>'
         cls = "output error" if result.is_error else "output"
-        out = (collapsible(ctx, "Output", text, cls=cls) if has_text(text) else "") + extras
+        out = (collapsible(ctx, "Output", text, cls=cls) if has_text(text) else "") + extras or _left_out(ctx)
     else:
         out = '<p class="note pending">No result recorded.</p>'
     timeout = call.arguments.get("timeout") if isinstance(call.arguments, dict) else None
@@ -125,7 +133,7 @@ def _write(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
     return _head("write", _path(path)) + written + _output(ctx, result, label="Result")
 
 
-def _diff_html(diff: str) -> str:
+def _diff_rows(diff: str) -> str:
     rows: list[str] = []
     for line in diff.split("\n"):
         c = line[:1]
@@ -137,7 +145,11 @@ def _diff_html(diff: str) -> str:
             if c == "-"
             else esc(line)
         )
-    return '<pre class="diff"><code>' + "\n".join(rows) + "</code></pre>"
+    return "\n".join(rows)
+
+
+def _diff_html(diff: str) -> str:
+    return '<pre class="diff"><code>' + _diff_rows(diff) + "</code></pre>"
 
 
 def _edit_pairs(args: dict[str, Any]) -> list[tuple[str, str]]:
@@ -162,7 +174,15 @@ def _edit(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
         return ""
     details = result.details if result is not None else None
     diff = details.get("diff") if isinstance(details, dict) else None
-    if not isinstance(diff, str):
+    if not isinstance(diff, str) and ctx.output_left_out:
+        # The tool's output (its diff of the file) was left out: the replacement as the
+        # call asked for it, old lines then new ones (as the Markdown transcript shows an
+        # edit), with no diff to compute.
+        pairs = _edit_pairs(args)
+        diff = (
+            "\n".join("-" + o.replace("\n", "\n-") + "\n+" + n.replace("\n", "\n+") for o, n in pairs) or None
+        )
+    elif not isinstance(diff, str):
         # No diff recorded by the tool: compute one from the requested replacement(s).
         chunks: list[str] = []
         for old, new in _edit_pairs(args):
@@ -171,8 +191,17 @@ def _edit(ctx: Ctx, call: ToolCall, result: ToolResult | None) -> str:
         diff = "\n".join(chunks) if chunks else None
     parts = [_head("edit", _path(path))]
     if diff is not None:
-        parts.append(collapsible(ctx, "Diff", diff, cls="output diff-block", body_html=_diff_html(diff)))
-    if result is not None and (result.is_error or diff is None):
+        parts.append(
+            collapsible(
+                ctx,
+                "Diff",
+                diff,
+                cls="output diff-block",
+                body_html=_diff_html(diff),
+                preview_html=_diff_rows,
+            )
+        )
+    if result is not None and (result.is_error or diff is None or ctx.output_left_out):
         parts.append(_output(ctx, result, label="Result"))
     elif result is None:
         parts.append('<p class="note pending">No result recorded.</p>')
@@ -185,13 +214,19 @@ def _listing(name: str, keys: tuple[str, ...]) -> Callable[[Ctx, ToolCall, ToolR
         if not isinstance(args, dict):
             return ""
         detail = "".join(
-            f' <span class="arg"><span class="k">{esc(k)}</span> {esc(str(args[k]))}</span>'
+            f' <span class="arg"><span class="k">{esc(k)}</span> {_arg(k, args[k])}</span>'
             for k in keys
             if isinstance(args.get(k), (str, int, float, bool))
         )
         return _head(name, detail) + _output(ctx, result)
 
     return render
+
+
+def _arg(key: str, value: object) -> str:
+    if key == "path" and isinstance(value, str):
+        return path_html(value, "path")
+    return esc(str(value))
 
 
 _RENDERERS: dict[str, Callable[[Ctx, ToolCall, ToolResult | None], str]] = {

@@ -91,8 +91,18 @@ class Renderer:
     """Renders runs of entries; one instance per document, so turn numbers and image
     numbers run through the whole output."""
 
-    def __init__(self, report: Report, images: Images, level: int, labels: dict[str, str]) -> None:
+    def __init__(
+        self,
+        report: Report,
+        images: Images,
+        level: int,
+        labels: dict[str, str],
+        output_left_out: bool = False,
+    ) -> None:
         self.report = report
+        # the document's tool output was left out (``--detail calls``): an empty result
+        # or shell output says so rather than "empty"
+        self._empty = note("Output left out (detail level calls).") if output_left_out else None
         self.images = images
         self.level = level
         self.labels = labels
@@ -467,7 +477,9 @@ class Renderer:
             self.report.add("tool-details", line)
         if res.usage is not None:
             self.report.add("per-message-usage", line)
-        body = join_blocks(blocks, "\n") if blocks else note("Empty result.")  # (one block: no copy)
+        body = (
+            join_blocks(blocks, "\n") if blocks else self._empty or note("Empty result.")
+        )  # (one block: no copy)
         if res.is_error:
             # shown, not folded away: a failed call is what a reader looks for
             lead = f"**{esc.inline(label, 200)}:**\n\n"
@@ -485,7 +497,7 @@ class Renderer:
         if msg.truncated:
             status.append("output truncated")
         label = "Output" + (f" ({', '.join(status)})" if status else "")
-        body = fenced_pieces(msg.output, "text") if msg.output else note("No output.")
+        body = fenced_pieces(msg.output, "text") if msg.output else self._empty or note("No output.")
         out.append(collapsed(esc.summary_text(label), body))
         if msg.truncated and msg.full_output_path:
             out.append(note(f"Full output was saved to {esc.code_span(msg.full_output_path, 200)}."))

@@ -14,7 +14,7 @@ from math import isfinite
 from operator import add, attrgetter
 from typing import IO, Any
 
-from piconv import Report, UsageError, ValidationFailed
+from piconv import Report, UsageError, ValidationFailed, session_title
 from piconv.ir import (
     AssistantMessage,
     BranchSummary,
@@ -171,7 +171,8 @@ def _cost_totals(usages: list[Usage]) -> dict[str, float]:
 
 
 def title_of(doc: Document) -> str:
-    return doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
+    """The session's name, else its first prompt (as the archive's index titles it), else its id."""
+    return session_title(doc) or (f"Session {doc.session.id}" if doc.session.id else "pi session")
 
 
 def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
@@ -197,7 +198,7 @@ def write(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Rep
         if len(rendered) < len(doc.entries):
             report.add("other-branches", count=len(doc.entries) - len(rendered))
     labels = doc.labels()
-    renderer = Renderer(report, images, level, labels)
+    renderer = Renderer(report, images, level, labels, output_left_out="detail:calls" in doc.notes)
     if all_branches:
         segs = segments(doc)
         runs = [renderer.plan(seg.entries) for seg in segs]
@@ -247,7 +248,9 @@ def _head(doc: Document, rendered: list[Entry], turns: int, leaf: str | None, se
         fm["segments"] = segments
     fm.update(statistics(rendered))
     fm["generator"] = "piconv markdown"
-    return frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
+    head = frontmatter.dump(fm) + "\n# " + esc.inline(title_of(doc), 200) + "\n"
+    # What the filters left out (--detail), said before anything else.
+    return head + "".join("\n" + note(esc.inline(text, 500)) for text in doc.notes.values())
 
 
 def _same_turns(renderer: Renderer, turns: int) -> None:

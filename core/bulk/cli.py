@@ -23,9 +23,9 @@ def run_directory(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         raise UsageError("--leaf names an entry of one session; it cannot apply to a directory")
     if ns.executor != "dask" and ns.scheduler:
         raise UsageError("--scheduler needs --executor dask")
-    from ..redaction.cli import redaction_steps
+    from ..cliparse import filter_steps
 
-    steps = redaction_steps(ns)
+    steps = filter_steps(ns)
     from .select import Selection, parse_date
 
     selection = Selection(

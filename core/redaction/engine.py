@@ -480,4 +480,5 @@ class Redactor:
             lines_read=document.lines_read,
             context_builder=document.context_builder,
             input_path=document.input_path or document.session.source_path,
+            notes=document.notes,
         )

@@ -29,7 +29,9 @@ function want(code) {
   queue.push(code);
   if (!busy) { busy = true; setTimeout(drain, 0); }
 }
-var blocks = Array.prototype.slice.call(document.querySelectorAll("pre > code[class^='language-']"));
+// The blocks, and the previews of collapsed ones (coloured as their blocks are).
+var blocks = Array.prototype.slice.call(
+  document.querySelectorAll("pre > code[class^='language-'], .preview > code[class^='language-']"));
 if (!window.IntersectionObserver) {
   blocks.forEach(want);
 } else {

@@ -23,6 +23,29 @@
     list.forEach(function (d) { d.open = anyClosed; });
   }
 
+  // ---- times, said again in the reader's time zone (without this script: in UTC). An
+  // entry's time carries its date when the day changed since the entry before; the exact
+  // time stamp stays the element's title.
+  if (window.Intl && Intl.DateTimeFormat) {
+    var dayFmt = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric" });
+    var clockFmt = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+    var fullFmt = new Intl.DateTimeFormat(undefined, {
+      year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short"
+    });
+    var lastDay = "";
+    all("time[datetime]").forEach(function (t) {
+      var d = new Date(t.getAttribute("datetime"));
+      if (isNaN(d.getTime())) return;
+      if (t.className === "ts") {
+        var day = dayFmt.format(d), clock = clockFmt.format(d);
+        t.textContent = day === lastDay ? clock : day + ", " + clock;
+        lastDay = day;
+      } else {
+        t.textContent = fullFmt.format(d);
+      }
+    });
+  }
+
   // ---- the tree overview: lines by entry id, the chosen path
   var lines = null;
   function lineFor(id) {
