@@ -274,6 +274,18 @@ def test_changed_options_reconvert(tmp_path: Path) -> None:
     assert run_bulk(str(src), str(out), ["ir"], jobs=1, quiet=True, validate=False).converted == 3
 
 
+def test_dropping_every_filter_reconverts(tmp_path: Path) -> None:
+    """Outputs made through a filter (--redact, --detail) are not what a run without one
+    asks for: dropping the last filter converts again, as changing one does."""
+    src, out = tmp_path / "s", tmp_path / "o"
+    make_tree(src)
+    steps = [("detail", {"level": "prompts"})]
+    assert run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True, filters=steps).converted == 3
+    assert run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True, filters=steps).converted == 0
+    assert run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True).converted == 3
+    assert run_bulk(str(src), str(out), ["markdown"], jobs=1, quiet=True).converted == 0
+
+
 # --------------------------------------------------------------------------- failures
 
 

@@ -541,6 +541,8 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
         and "counted" in meta
         and out.get("path") == spec.rel_out
         and all(out.get(k) == v for k, v in fmt.identity.items())
+        # an output made through filters is not current for a run that asks for none
+        and (out.get("filters") is None or "filters" in fmt.identity)
         and all(
             plain_file(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out])
         )
