@@ -19,7 +19,7 @@ from .cliparse import UsageParser, add_format_options, help_formatter, one_shot,
 from .errors import PiconvError, UsageError
 from .version import __version__
 
-SUBCOMMANDS = ("inspect", "validate", "search")
+SUBCOMMANDS = ("list", "stats", "search", "inspect", "validate", "help")
 
 DESCRIPTION = """\
 Convert pi coding-agent session files (JSONL) into other formats.

@@ -138,6 +138,14 @@ def list_plugins(as_json: bool) -> int:
 def subcommand(name: str, args: list[str]) -> int:
     if name == "search":
         return search_main(args)
+    if name == "list":
+        from .catalog.cli import list_main
+
+        return list_main(args)
+    if name == "stats":
+        from .catalog.cli import stats_main
+
+        return stats_main(args)
     if name == "inspect":
         p = UsageParser(
             prog="piconv inspect", description="Show what a session file holds, or its model-visible context."
