@@ -135,6 +135,32 @@ def list_plugins(as_json: bool) -> int:
     return 0
 
 
+def resolve_input(name: str, omp: bool = False) -> str:
+    """The session file a name given as input means: the file itself, else the session of
+    pi's session directory whose id or file name begins with it
+    (:func:`piconv.catalog.find.find_session`)."""
+    from .bulk.select import pi_sessions_dir
+    from .catalog.find import find_session
+    from .errors import InputError
+
+    try:
+        return find_session(name, pi_sessions_dir(omp=True if omp else None))
+    except InputError as exc:
+        if name.isalpha():  # a bare word: perhaps meant as a command
+            from .cliparse import COMMANDS
+
+            raise InputError(f"{exc} (piconv's commands: {', '.join(COMMANDS)})") from None
+        raise
+
+
+def latest_input(omp: bool = False) -> str:
+    """``--latest``: the newest session of the current directory's project."""
+    from .bulk.select import pi_sessions_dir
+    from .catalog.find import latest_session
+
+    return latest_session(directory=pi_sessions_dir(omp=True if omp else None))
+
+
 def subcommand(name: str, args: list[str]) -> int:
     if name == "search":
         return search_main(args)
@@ -169,10 +195,22 @@ def subcommand(name: str, args: list[str]) -> int:
         ns = p.parse_args(args)
         return _inspect(ns)
     p = UsageParser(
-        prog="piconv validate", description="Validate a file against a format's schema and checks."
+        prog="piconv validate",
+        description="Validate a file against a format's schema and checks. The format is told by the "
+        "file's name (out.md: markdown) unless -f names it.",
     )
     p.add_argument("file", help="the file to check ('-' for stdin)")
-    p.add_argument("--format", "-f", required=True, metavar="FORMAT", help="the format to check against")
+    p.add_argument(
+        "--from",
+        "-f",
+        dest="format",
+        metavar="FORMAT",
+        help="the format the file is in (default: told by its extension)",
+    )
+    p.add_argument("--format", dest="format", help=argparse.SUPPRESS)  # the name it had before -f meant --from
+    p.add_argument(
+        "--all", action="store_true", help=f"every problem (default: the first {PROBLEMS_SHOWN}, then a count)"
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     ns = p.parse_args(args)
     return _validate(ns)
@@ -216,11 +254,30 @@ def _inspect(ns: argparse.Namespace) -> int:
     return 0
 
 
+PROBLEMS_SHOWN = 20
+"""How many of a file's problems ``piconv validate`` prints before it only counts them."""
+
+
+def _validate_format(ns: argparse.Namespace) -> Any:
+    from .api import format_for_path, formats, get_format
+
+    if ns.format:
+        return get_format(ns.format)
+    if ns.file == "-":
+        raise UsageError("validating stdin needs -f FORMAT")
+    try:
+        return format_for_path(ns.file)
+    except UsageError:
+        name = os.path.basename(ns.file).lower()
+        claims = [c.name for c in formats() if c.extension and name.endswith(c.extension.lower())]
+        why = f"{', '.join(claims)} all write such files" if claims else "no format writes files named like this"
+        raise UsageError(f"{ns.file}: {why}; name its format with -f FORMAT") from None
+
+
 def _validate(ns: argparse.Namespace) -> int:
-    from .api import get_format
     from .errors import InputError, ValidationFailed
 
-    conv = get_format(ns.format)
+    conv = _validate_format(ns)
     if conv.check is None:
         raise UsageError(f"format {conv.name!r} has no checker")
     if ns.file == "-":
@@ -234,8 +291,11 @@ def _validate(ns: argparse.Namespace) -> int:
     errors = conv.check(data)
     from .terminal import shown
 
-    for err in errors:
+    for err in errors if ns.all else errors[:PROBLEMS_SHOWN]:
         print(shown(f"{ns.file}: {err}"), file=sys.stderr)
+    if len(errors) > PROBLEMS_SHOWN and not ns.all:
+        more = len(errors) - PROBLEMS_SHOWN
+        print(shown(f"{ns.file}: … and {more:,} more problems (--all shows every one)"), file=sys.stderr)
     if errors:
         raise ValidationFailed(f"{len(errors)} problems: not a valid {conv.name} file", path=ns.file)
     print(shown(f"{ns.file}: valid {conv.name}"))
@@ -277,6 +337,19 @@ def _search_parser() -> _SearchParser:
     return p
 
 
+NO_MATCH = 1
+"""``piconv search``'s exit status when nothing matches, as grep's and ripgrep's."""
+
+
+def _resumable(hit: dict[str, Any]) -> dict[str, Any]:
+    """A hit with ``path``, the session file it was found in, and ``resume``, the command
+    that resumes that session in pi (``pi --session PATH``), when the archive knows the file."""
+    import shlex
+
+    path = hit.get("path")
+    return {**hit, "resume": f"pi --session {shlex.quote(path)}" if isinstance(path, str) and path else None}
+
+
 def search(
     archive: str, query: str, filters: dict[str, Any], limit: int = 20, fmt: str = "sqlite"
 ) -> list[dict[str, Any]]:
@@ -306,15 +379,15 @@ def search_main(args: Sequence[str]) -> int:
         "role": ns.role,
         "model": ns.model,
     }
-    hits = search(ns.archive, ns.query, filters, ns.limit, ns.format)
+    hits = [_resumable(hit) for hit in search(ns.archive, ns.query, filters, ns.limit, ns.format)]
     if ns.json:
         from .jsonio import dumps
 
         sys.stdout.buffer.write(dumps({"query": ns.query, "hits": hits}, indent=True) + b"\n")
-        return 0
+        return 0 if hits else NO_MATCH
     if not hits:
         print(f"piconv: no matches for {shown(ns.query)}", file=sys.stderr)
-        return 0
+        return NO_MATCH
     out = []
     for n, hit in enumerate(hits, 1):
         date = (hit["timestamp"] or hit["session_created"] or "")[:16].replace("T", " ")
@@ -322,5 +395,7 @@ def search_main(args: Sequence[str]) -> int:
         where = hit["link"] or hit["session"]
         out.append(f"   entry {hit['entry']} ({hit['role'] or hit['kind']})  {where}")
         out.append("   " + " ".join((hit["snippet"] or "").split()))
+        if hit["resume"]:
+            out.append(f"   resume: {hit['resume']}")
     sys.stdout.write("\n".join(shown(line) for line in out) + "\n")
     return 0
