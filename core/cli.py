@@ -329,13 +329,13 @@ def _convert(args: list[str]) -> int:
     if ns.latest:
         if ns.input is not None:
             raise UsageError("--latest picks the session itself: name no input with it")
-        from .clicommands import latest_input
+        from .catalog.cli import latest_input
 
         ns.input = latest_input(ns.omp)
         if not ns.quiet:
             _say(f"piconv: the latest session of this directory's project: {ns.input}")
     elif ns.input not in (None, "-") and not os.path.exists(ns.input):
-        from .clicommands import resolve_input
+        from .catalog.cli import resolve_input
 
         ns.input = resolve_input(ns.input, ns.omp)
     if ns.input is None and ns.to and ns.output:

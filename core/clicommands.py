@@ -135,32 +135,6 @@ def list_plugins(as_json: bool) -> int:
     return 0
 
 
-def resolve_input(name: str, omp: bool = False) -> str:
-    """The session file a name given as input means: the file itself, else the session of
-    pi's session directory whose id or file name begins with it
-    (:func:`piconv.catalog.find.find_session`)."""
-    from .bulk.select import pi_sessions_dir
-    from .catalog.find import find_session
-    from .errors import InputError
-
-    try:
-        return find_session(name, pi_sessions_dir(omp=True if omp else None))
-    except InputError as exc:
-        if name.isalpha():  # a bare word: perhaps meant as a command
-            from .cliparse import COMMANDS
-
-            raise InputError(f"{exc} (piconv's commands: {', '.join(COMMANDS)})") from None
-        raise
-
-
-def latest_input(omp: bool = False) -> str:
-    """``--latest``: the newest session of the current directory's project."""
-    from .bulk.select import pi_sessions_dir
-    from .catalog.find import latest_session
-
-    return latest_session(directory=pi_sessions_dir(omp=True if omp else None))
-
-
 def subcommand(name: str, args: list[str]) -> int:
     if name == "search":
         return search_main(args)
@@ -176,7 +150,14 @@ def subcommand(name: str, args: list[str]) -> int:
         p = UsageParser(
             prog="piconv inspect", description="Show what a session file holds, or its model-visible context."
         )
-        p.add_argument("input", help="session file, '-', or a directory of sessions")
+        p.add_argument(
+            "input",
+            nargs="?",
+            help="session file (or a session's id or file name), '-', or a directory of sessions",
+        )
+        p.add_argument(
+            "--latest", action="store_true", help="the newest session of the current directory's project"
+        )
         p.add_argument(
             "--recursive",
             action="store_true",
@@ -207,9 +188,13 @@ def subcommand(name: str, args: list[str]) -> int:
         metavar="FORMAT",
         help="the format the file is in (default: told by its extension)",
     )
-    p.add_argument("--format", dest="format", help=argparse.SUPPRESS)  # the name it had before -f meant --from
     p.add_argument(
-        "--all", action="store_true", help=f"every problem (default: the first {PROBLEMS_SHOWN}, then a count)"
+        "--format", dest="format", help=argparse.SUPPRESS
+    )  # the name it had before -f meant --from
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help=f"every problem (default: the first {PROBLEMS_SHOWN}, then a count)",
     )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     ns = p.parse_args(args)
@@ -220,6 +205,19 @@ def _inspect(ns: argparse.Namespace) -> int:
     one_shot()
     from .api import load_detected
     from .jsonio import dumps
+
+    if ns.latest:
+        if ns.input is not None:
+            raise UsageError("--latest picks the session itself: name no input with it")
+        from .catalog.cli import latest_input
+
+        ns.input = latest_input()
+    elif ns.input is None:
+        raise UsageError("no input given (a session file, its id, a directory, or --latest)")
+    elif ns.input != "-" and not os.path.exists(ns.input):
+        from .catalog.cli import resolve_input
+
+        ns.input = resolve_input(ns.input)
 
     if ns.input != "-" and os.path.isdir(ns.input):
         if ns.context or ns.leaf or ns.from_:
@@ -270,7 +268,11 @@ def _validate_format(ns: argparse.Namespace) -> Any:
     except UsageError:
         name = os.path.basename(ns.file).lower()
         claims = [c.name for c in formats() if c.extension and name.endswith(c.extension.lower())]
-        why = f"{', '.join(claims)} all write such files" if claims else "no format writes files named like this"
+        why = (
+            f"{', '.join(claims)} all write such files"
+            if claims
+            else "no format writes files named like this"
+        )
         raise UsageError(f"{ns.file}: {why}; name its format with -f FORMAT") from None
 
 

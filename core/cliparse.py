@@ -11,7 +11,6 @@ from typing import Any
 
 from .errors import UsageError
 
-
 COMMANDS = {
     "list": "the sessions of a directory, newest first (piconv list [DIR])",
     "stats": "tokens and cost by day, week, month, project, model or session",
@@ -100,7 +99,9 @@ def open_in_viewer(path: str | None) -> str | None:
     (``path`` None), never where there is no display to open it on."""
     if path is None:
         return "the output went to stdout; nothing to open"
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
         return f"no display to open {path} on"
     import pathlib
     import webbrowser

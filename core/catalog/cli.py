@@ -149,6 +149,10 @@ def stats_main(args: Sequence[str]) -> int:
     if ns.archive and ns.inputs:
         raise UsageError("--archive reads the archive instead of sessions: name no DIR or FILE with it")
     source: Any = None
+    if ns.inputs:
+        import os
+
+        ns.inputs = [p if os.path.exists(p) else resolve_input(p, ns.omp) for p in ns.inputs]
     if len(ns.inputs) == 1:
         source = ns.inputs[0]
     elif ns.inputs:
@@ -181,3 +185,29 @@ def stats_main(args: Sequence[str]) -> int:
     else:
         sys.stdout.write(usage_table(result))
     return 0
+
+
+def resolve_input(name: str, omp: bool = False) -> str:
+    """The session file a name given as input means: the file itself, else the session of
+    pi's session directory whose id or file name begins with it
+    (:func:`piconv.catalog.find.find_session`)."""
+    from ..bulk.select import pi_sessions_dir
+    from ..errors import InputError
+    from .find import find_session
+
+    try:
+        return find_session(name, pi_sessions_dir(omp=True if omp else None))
+    except InputError as exc:
+        if name.isalpha():  # a bare word: perhaps meant as a command
+            from ..cliparse import COMMANDS
+
+            raise InputError(f"{exc} (piconv's commands: {', '.join(COMMANDS)})") from None
+        raise
+
+
+def latest_input(omp: bool = False) -> str:
+    """``--latest``: the newest session of the current directory's project."""
+    from ..bulk.select import pi_sessions_dir
+    from .find import latest_session
+
+    return latest_session(directory=pi_sessions_dir(omp=True if omp else None))

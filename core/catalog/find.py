@@ -71,7 +71,9 @@ def find_session(name: str, directory: str | None = None, recursive: bool = Fals
     if len(matches) == 1:
         return matches[0].path
     if not matches:
-        raise InputError(f"no such file, and no session in {where} has an id or file name beginning so", path=name)
+        raise InputError(
+            f"no such file, and no session in {where} has an id or file name beginning so", path=name
+        )
     matches.sort(key=lambda f: f.mtime_ns, reverse=True)
     listed = "; ".join(f"{f.id or '?'} ({f.rel})" for f in matches[:SHOWN])
     more = f"; and {len(matches) - SHOWN} more" if len(matches) > SHOWN else ""
@@ -102,7 +104,9 @@ def latest_session(cwd: str | None = None, directory: str | None = None) -> str:
     if not mine:
         mine = [f for f in found if f.cwd is not None and _same_dir(f.cwd, here)]
     if not mine:
-        raise InputError(f"no session of {here} in this session directory (pi keeps them in {folder})", path=where)
+        raise InputError(
+            f"no session of {here} in this session directory (pi keeps them in {folder})", path=where
+        )
     return max(mine, key=lambda f: (f.mtime_ns, f.rel)).path
 
 

@@ -8,15 +8,33 @@ from .listing import Catalog, Session
 from .table import Column, figure, render, terminal_width, to_csv
 from .usage import Report
 
+NARROW = 80
+"""Below this many columns, dates leave out the year."""
+WIDE = 120
+"""From this many columns on, the list shows when each session was last active too."""
+
 ID_CHARS = 8
-"""How much of a session id the list shows: enough to name it (``piconv ID``)."""
+"""The least of a session id the list shows; more where that is not enough to tell the
+sessions apart (``piconv ID`` takes what it shows)."""
 
 
-def when(stamp: str | None) -> str:
-    """``2026-01-05T10:00:00.123Z`` as ``2026-01-05 10:00`` (UTC)."""
+def id_width(ids: list[str]) -> int:
+    """The shortest length, :data:`ID_CHARS` at least, at which ``ids`` differ."""
+    distinct = set(ids)
+    width = ID_CHARS
+    longest = max(map(len, distinct), default=ID_CHARS)
+    while width < longest and len({i[:width] for i in distinct}) < len(distinct):
+        width += 1
+    return width
+
+
+def when(stamp: str | None, short: bool = False) -> str:
+    """``2026-01-05T10:00:00.123Z`` as ``2026-01-05 10:00`` (UTC), or ``01-05 10:00`` when ``short``."""
     if not stamp:
         return ""
-    return stamp[:16].replace("T", " ") if len(stamp) >= 16 and stamp[10:11] == "T" else stamp
+    if len(stamp) >= 16 and stamp[10:11] == "T":
+        return stamp[5 if short else 0 : 16].replace("T", " ")
+    return stamp
 
 
 def money(cost: float) -> str:
@@ -29,10 +47,10 @@ def session_table(chosen: Sequence[tuple[Session, int]], catalog: Catalog, width
     compact = width < 110
     columns = [
         Column("ID"),
-        Column("PROJECT", flexible=True),
+        Column("PROJECT", flexible=True, droppable=True),
         Column("TITLE", flexible=True),
         Column("STARTED"),
-        Column("UPDATED"),
+        *([Column("UPDATED")] if width >= WIDE else []),
         Column("TURNS", numeric=True),
         Column("TOKENS", numeric=True),
         Column("COST", numeric=True),
@@ -40,16 +58,17 @@ def session_table(chosen: Sequence[tuple[Session, int]], catalog: Catalog, width
     rows = []
     tokens = turns = 0
     cost = 0.0
+    width_id = id_width([s.id for s, _ in chosen if s.id])
     for session, depth in chosen:
         marker = "↳ " * depth
         came = f"({session.relation}) " if session.relation and depth == 0 else ""
         rows.append(
             [
-                (session.id or "")[:ID_CHARS] or session.rel.rsplit("/", 1)[-1][:ID_CHARS],
+                (session.id or "")[:width_id] or session.rel.rsplit("/", 1)[-1][:width_id],
                 session.project,
                 f"{marker}{came}{session.title}",
-                when(session.created),
-                when(session.updated),
+                when(session.created, short=width < NARROW),
+                *([when(session.updated)] if width >= WIDE else []),
                 f"{session.turns:,}",
                 figure(session.tokens, compact),
                 money(session.cost),
@@ -61,10 +80,20 @@ def session_table(chosen: Sequence[tuple[Session, int]], catalog: Catalog, width
     if not rows:
         return f"no sessions in {catalog.directory}\n"
     count = f"{len(rows):,} session{'s' if len(rows) != 1 else ''}"
-    footer = ["", count, "", "", "", f"{turns:,}", figure(tokens, compact), money(cost)]
+    footer = [
+        count,
+        "",
+        "",
+        "",
+        *([""] if width >= WIDE else []),
+        f"{turns:,}",
+        figure(tokens, compact),
+        money(cost),
+    ]
     out = render(columns, rows, width, footer)
     if catalog.passed:
-        out += f"({len(catalog.passed):,} files passed over: piconv list --json says which and why)\n"
+        files = "file" if len(catalog.passed) == 1 else "files"
+        out += f"({len(catalog.passed):,} {files} passed over: --json says why)\n"
     return out
 
 

@@ -20,11 +20,13 @@ MIN_TEXT = 8
 @dataclass(frozen=True, slots=True)
 class Column:
     """``title``; ``numeric`` columns are right-aligned and never cut; ``flexible``
-    columns give up width, widest first, when the table does not fit."""
+    columns give up width, widest first, when the table does not fit; a ``droppable``
+    one is left out when that is still not enough."""
 
     title: str
     numeric: bool = False
     flexible: bool = False
+    droppable: bool = False
 
 
 def _cut(text: str, width: int) -> str:
@@ -38,6 +40,11 @@ def render(
     ``footer``: a last row (a total), under a rule."""
     cells = [[" ".join(shown(c).split()) for c in row] for row in rows]
     foot = [" ".join(shown(c).split()) for c in footer]
+    for i in reversed(range(len(columns))):
+        if columns[i].droppable and _least(columns, cells, foot) > width:
+            columns = [c for j, c in enumerate(columns) if j != i]
+            cells = [[v for j, v in enumerate(r) if j != i] for r in cells]
+            foot = [v for j, v in enumerate(foot) if j != i]
     every = [*cells, foot] if foot else cells
     widths = [max([len(col.title), *(len(r[i]) for r in every)]) for i, col in enumerate(columns)]
     gap = 2
@@ -63,6 +70,17 @@ def render(
     if foot:
         out += [line(["─" * w for w in widths]), line(foot)]
     return "\n".join(out) + "\n"
+
+
+def _least(columns: Sequence[Column], cells: Sequence[Sequence[str]], foot: Sequence[str]) -> int:
+    """The narrowest the table can be: fixed columns as wide as their content, flexible
+    ones at their floor, with the gaps."""
+    every = [*cells, foot] if foot else list(cells)
+    total = 0
+    for i, col in enumerate(columns):
+        content = max([len(col.title), *(len(r[i]) for r in every)])
+        total += min(content, max(MIN_TEXT, len(col.title))) if col.flexible else content
+    return total + 2 * (len(columns) - 1)
 
 
 def to_csv(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
