@@ -363,3 +363,22 @@ def test_usage_counts_each_call_once_whichever_way_it_is_grouped(tree: Path) -> 
         for by in itertools.combinations(("day", "model", "session"), 2)
     }
     assert len(totals) == 1
+
+
+def test_stats_from_the_archive_are_the_sessions_figures(tree: Path, tmp_path: Path) -> None:
+    from piconv.bulk import run_bulk
+
+    out = tmp_path / "archive"
+    summary = run_bulk(str(tree), str(out), ["sqlite"], jobs=1, quiet=True)
+    assert summary.failed == 0
+    for by in (("day",), ("model", "session"), ("month", "project")):
+        archived = piconv.usage(archive=str(out), by=by).to_json()
+        read = piconv.usage(tree, by=by).to_json()
+        for value in (archived, read):
+            value.pop("source")
+        assert archived == read, by
+    result = run("stats", "--archive", str(out), "--by", "session", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["total"]["tokens"] == piconv.usage(tree).total.tokens
+    assert run("stats", "--archive", str(tmp_path / "nothing")).returncode == 3
+    assert run("stats", str(tree), "--archive", str(out)).returncode == 2
