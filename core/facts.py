@@ -161,7 +161,7 @@ def lineage_facts(doc: Document) -> dict[str, Any]:
 
     - ``parent_session``: the path the header names (pi's ``parentSession``), or None;
     - ``counted``: the keys (:func:`entry_key`) of every counted entry, concatenated;
-    - ``copied``: ``[key, turns, tokens, cost]`` of each counted entry older than the
+    - ``copied``: ``[key, turns, tokens, cost, day]`` of each counted entry older than the
       header (a fork's copies of its parent's entries; empty in any other session);
     - ``subagent_runs``: the run ids of pi-subagents' runs the session started (the
       ``runId`` in a tool result's details), which name their artifacts.
@@ -174,7 +174,7 @@ def lineage_facts(doc: Document) -> dict[str, Any]:
         keys.append(key)
         stamp = entry.timestamp
         if started is not None and isinstance(stamp, str) and stamp < started:
-            copied.append([key, turns, tokens, round(cost, 10)])
+            copied.append([key, turns, tokens, round(cost, 10), day_of(stamp)])
     runs: dict[str, None] = {}
     for entry in doc.entries:
         body = entry.body
@@ -188,6 +188,28 @@ def lineage_facts(doc: Document) -> dict[str, Any]:
         "copied": copied,
         "subagent_runs": list(runs),
     }
+
+
+def day_of(stamp: Any) -> str | None:
+    """The day (UTC, as pi records time) of an ISO 8601 time stamp, or None."""
+    if isinstance(stamp, str) and len(stamp) >= 10 and stamp[4:5] == "-" and stamp[7:8] == "-":
+        return stamp[:10]
+    return None
+
+
+def activity_facts(doc: Document) -> dict[str, Any]:
+    """``days``: for each day (UTC) the session has a counted entry on, ``[entries, tokens,
+    cost]`` of those entries (:func:`counted`): the index's activity strip adds these up."""
+    days: dict[str, list[Any]] = {}
+    for entry, _turns, tokens, cost in counted(doc):
+        day = day_of(entry.timestamp)
+        if day is None:
+            continue
+        figures = days.setdefault(day, [0, 0, 0.0])
+        figures[0] += 1
+        figures[1] += tokens
+        figures[2] += cost
+    return {"days": {day: [n, t, round(c, 10)] for day, (n, t, c) in sorted(days.items())}}
 
 
 def session_facts(doc: Document, source_path: str | None = None) -> dict[str, Any]:
@@ -263,6 +285,8 @@ class ListedSession(Frozen):
     - ``depth``: how many of its ancestors come before it on the page (its rows are
       placed right after its parent's, in the same project).
     - ``copied``: how many of its entries are its parent's, counted there.
+    - ``days``: ``(day, tokens, cost)`` for each day (UTC) it has a counted entry on, its
+      copies of its parent's entries left out: what the page's activity strip adds up.
     """
 
     project: str
@@ -284,6 +308,7 @@ class ListedSession(Frozen):
     parent_title: str = ""
     depth: int = 0
     copied: int = 0
+    days: tuple[tuple[str, int, float], ...] = ()
 
 
 # --------------------------------------------------------------------------- usage, entry by entry
