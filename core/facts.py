@@ -330,6 +330,8 @@ class Spend(NamedTuple):
     - ``input``, ``output``, ``cache_read``, ``cache_write``: token counts (only counts of
       zero or more; anything else is 0).
     - ``tokens``: the call's total (:func:`piconv.ir.total_tokens`); ``cost``: what it cost.
+    - ``calls``: 1; more where a source gives several calls of one minute, kind and model
+      summed as one (an archive read for a report).
     """
 
     entry_id: str
@@ -343,6 +345,7 @@ class Spend(NamedTuple):
     cache_write: int
     tokens: int
     cost: float
+    calls: int = 1
 
 
 class SessionScan(NamedTuple):

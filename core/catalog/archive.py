@@ -33,9 +33,20 @@ def archived_sessions(path: str, fmt: str = ARCHIVE_FORMAT) -> list[Session]:
 
 
 def _spend(call: tuple[Any, ...]) -> Spend:
-    eid, stamp, kind, model, turns, i, o, r, w, tokens, cost = call
+    eid, stamp, kind, model, turns, i, o, r, w, tokens, cost, calls = call
     return Spend(
-        str(eid), stamp, kind, model, turns, i or 0, o or 0, r or 0, w or 0, tokens or 0, float(cost or 0.0)
+        str(eid),
+        stamp,
+        kind,
+        model,
+        turns,
+        i or 0,
+        o or 0,
+        r or 0,
+        w or 0,
+        tokens or 0,
+        float(cost or 0.0),
+        calls,
     )
 
 

@@ -53,7 +53,7 @@ class Row:
         self.cache_write += spend.cache_write
         self.tokens += spend.tokens
         self.cost += spend.cost
-        self.calls += 1
+        self.calls += spend.calls
         if session not in self._seen:
             self._seen.add(session)
             self.sessions += 1
