@@ -7,6 +7,8 @@ The library in four calls::
     ctx = doc.context()                            # what the model saw at the leaf
     piconv.convert(doc, "markdown", "out.md")      # write any registered format
     piconv.formats()                               # every registered format
+    piconv.sessions()                              # pi's sessions, newest first
+    piconv.usage(by=["month", "model"])            # tokens and cost, each entry counted once
 
 Names are imported on first use, so ``piconv --help`` does not pay for the reader, the
 registry or pluggy.
@@ -52,6 +54,10 @@ _EXPORTS = {
     "UsageError": "errors",
     "ValidationFailed": "errors",
     "write_into_folder": "output",
+    "sessions": "catalog.listing",
+    "usage": "catalog.usage",
+    "Session": "catalog.listing",
+    "Catalog": "catalog.listing",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -71,6 +77,10 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .api import plugin_failures as plugin_failures
     from .api import plugins as plugins
     from .api import redact as redact
+    from .catalog.listing import Catalog as Catalog
+    from .catalog.listing import Session as Session
+    from .catalog.listing import sessions as sessions
+    from .catalog.usage import usage as usage
     from .errors import InputError as InputError
     from .errors import OutputError as OutputError
     from .errors import PiconvError as PiconvError

@@ -15,23 +15,30 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from .cliparse import UsageParser, add_format_options, help_formatter, one_shot, own_process
+from .cliparse import COMMANDS, UsageParser, add_format_options, help_formatter, one_shot, own_process
 from .errors import PiconvError, UsageError
 from .version import __version__
 
-SUBCOMMANDS = ("inspect", "validate", "search", "share")
+SUBCOMMANDS = ("list", "stats", "search", "inspect", "validate", "share", "help")
 
 DESCRIPTION = """\
 Convert pi coding-agent session files (JSONL) into other formats.
 
-  piconv SESSION.jsonl --to FORMAT [-o OUT]     convert one session ('-' reads stdin)
-  piconv FILE --from FORMAT --to FORMAT         name the input format (default: detected)
+  piconv SESSION --to FORMAT [-o OUT] [--open]  convert one session ('-' reads stdin)
+  piconv --latest --to FORMAT                   the newest session of this directory's project
+  piconv FILE -f FORMAT --to FORMAT             name the input format (default: detected)
   piconv SESSIONS_DIR --to FORMAT -o OUTDIR     convert every session below a directory
-  piconv inspect SESSION.jsonl [--json] [--context [--leaf ID]]
-  piconv validate FILE --format FORMAT          check a file against a format's schema
+  piconv list [DIR]                             the sessions, newest first
+  piconv stats [DIR|FILE...] [--by GROUP]       tokens and cost by day, week, month, project, model, session
   piconv search QUERY [ARCHIVE]                 full-text search of a --to sqlite archive
-  piconv share SESSION.jsonl [--dry-run]        one redacted page, uploaded as a secret gist (gh)
+  piconv inspect SESSION [--json] [--context [--leaf ID]]
+  piconv validate FILE [-f FORMAT]              check a file against a format's schema
+  piconv share SESSION [--dry-run]              one redacted page, uploaded as a secret gist (gh)
+  piconv help [COMMAND]                         what each command does
   piconv --list-formats | --list-plugins
+
+SESSION is a file, or a session of pi's session directory named by a unique beginning of
+its id or of its file name (piconv 01a22b31 --to html).
 
 Formats come from plugins; `piconv --list-formats` shows the input formats (readers) and
 the output formats (writers), and `piconv --help-format NAME` shows a format's own options.
@@ -39,6 +46,10 @@ the output formats (writers), and `piconv --help-format NAME` shows a format's o
 
 EPILOG = """examples:
   piconv session.jsonl --to markdown -o session.md
+  piconv 01a22b31 --to html -o s.html --open
+  piconv --latest --to markdown
+  piconv list --since 7d
+  piconv stats --by month --by model
   piconv session.jsonl --to openai --leaf 3f2a9c1d
   piconv session.asf.jsonl --to markdown         (an ASF file: the reader is detected)
   piconv ~/.pi/agent/sessions --to html --to markdown -o archive/ --jobs 4
@@ -85,6 +96,16 @@ def _main_parser() -> UsageParser:
         dest="from_",
         metavar="FORMAT",
         help="input format (default: detected from the first bytes; see --list-formats)",
+    )
+    p.add_argument(
+        "--latest",
+        action="store_true",
+        help="the newest session of the current directory's project (what pi --continue resumes)",
+    )
+    p.add_argument(
+        "--open",
+        action="store_true",
+        help="open the written file in its viewer (a browser for HTML); not for stdout",
     )
     p.add_argument(
         "-o",
@@ -218,10 +239,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            if args and args[0] == "help":
+                return _help(args[1:])
             if args and args[0] in SUBCOMMANDS:
                 from .clicommands import subcommand
 
                 return subcommand(args[0], args[1:])
+            if args and _mistyped(args[0]):
+                raise UsageError(_unknown_command(args[0]))
             return _convert(args)
     except PiconvError as exc:
         if debug:
@@ -241,6 +266,43 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         _say(f"piconv: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return INTERNAL_ERROR
+
+
+def _help(args: list[str]) -> int:
+    """``piconv help [COMMAND]``: what exists, or one command's options."""
+    if args and args[0] in SUBCOMMANDS and args[0] != "help":
+        return main([args[0], "--help"])
+    if args and args[0] not in ("convert", "--help", "-h"):
+        raise UsageError(_unknown_command(args[0]))
+    if args:
+        return main(["--help"])
+    lines = ["usage: piconv COMMAND [OPTIONS]   or   piconv SESSION --to FORMAT [-o OUT]", "", "commands:"]
+    lines += [f"  {name:<10}{what}" for name, what in COMMANDS.items()]
+    lines += [
+        "",
+        "converting: piconv SESSION --to FORMAT, piconv DIR --to FORMAT -o OUTDIR (piconv --help for every option;",
+        "piconv --list-formats for the formats)",
+    ]
+    print("\n".join(lines))
+    return 0
+
+
+def _mistyped(word: str) -> bool:
+    """Whether ``word``, in a command's place, is a mistyped command: a bare word (no path,
+    no session id: letters only) that is no file and is close to a command's name."""
+    if not word.isalpha() or os.path.exists(word):
+        return False
+    import difflib
+
+    return bool(difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6))
+
+
+def _unknown_command(word: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"no command {word!r}: {hint}the commands are {', '.join(COMMANDS)} (piconv help)"
 
 
 def _convert(args: list[str]) -> int:
@@ -270,6 +332,18 @@ def _convert(args: list[str]) -> int:
         from .clicommands import list_plugins
 
         return list_plugins(ns.json)
+    if ns.latest:
+        if ns.input is not None:
+            raise UsageError("--latest picks the session itself: name no input with it")
+        from .catalog.cli import latest_input
+
+        ns.input = latest_input(ns.omp)
+        if not ns.quiet:
+            _say(f"piconv: the latest session of this directory's project: {ns.input}")
+    elif ns.input not in (None, "-") and not os.path.exists(ns.input):
+        from .catalog.cli import resolve_input
+
+        ns.input = resolve_input(ns.input, ns.omp)
     if ns.input is None and ns.to and ns.output:
         from .bulk.select import pi_sessions_dir
 
@@ -290,7 +364,10 @@ def _convert(args: list[str]) -> int:
             raise UsageError("--from applies to one input; each file of a directory is detected on its own")
         from .bulk.cli import run_directory
 
-        return run_directory(ns, dests)
+        code = run_directory(ns, dests)
+        if ns.open:
+            _open_index(ns)
+        return code
     if len(ns.to) > 1:
         raise UsageError("several --to formats need a directory input")
     for flag, value in (
@@ -349,4 +426,25 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         write_report(ns.report, report.to_json(), ns.input)
     if not ns.quiet:
         _say(f"piconv: {report.summary()}")
+    if ns.open:
+        _open_written(None if out is sys.stdout.buffer else ns.output)
     return 0
+
+
+def _open_written(path: str | None) -> None:
+    """``--open``: the written file in the user's viewer, never stdout, never without a display."""
+    from .cliparse import open_in_viewer
+
+    note = open_in_viewer(path)
+    if note:
+        _say(f"piconv: --open: {note}")
+
+
+def _open_index(ns: argparse.Namespace) -> None:
+    """``--open`` after a directory run: its HTML index, else its Markdown one."""
+    for name in ("index.html", "index.md"):
+        path = os.path.join(ns.output, name)
+        if os.path.isfile(path):
+            _open_written(path)
+            return
+    _say("piconv: --open: the run wrote no index page to open (--to html or --to markdown writes one)")

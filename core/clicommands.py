@@ -142,11 +142,26 @@ def subcommand(name: str, args: list[str]) -> int:
         from .share.cli import main as share_main
 
         return share_main(args)
+    if name == "list":
+        from .catalog.cli import list_main
+
+        return list_main(args)
+    if name == "stats":
+        from .catalog.cli import stats_main
+
+        return stats_main(args)
     if name == "inspect":
         p = UsageParser(
             prog="piconv inspect", description="Show what a session file holds, or its model-visible context."
         )
-        p.add_argument("input", help="session file, '-', or a directory of sessions")
+        p.add_argument(
+            "input",
+            nargs="?",
+            help="session file (or a session's id or file name), '-', or a directory of sessions",
+        )
+        p.add_argument(
+            "--latest", action="store_true", help="the newest session of the current directory's project"
+        )
         p.add_argument(
             "--recursive",
             action="store_true",
@@ -165,10 +180,26 @@ def subcommand(name: str, args: list[str]) -> int:
         ns = p.parse_args(args)
         return _inspect(ns)
     p = UsageParser(
-        prog="piconv validate", description="Validate a file against a format's schema and checks."
+        prog="piconv validate",
+        description="Validate a file against a format's schema and checks. The format is told by the "
+        "file's name (out.md: markdown) unless -f names it.",
     )
     p.add_argument("file", help="the file to check ('-' for stdin)")
-    p.add_argument("--format", "-f", required=True, metavar="FORMAT", help="the format to check against")
+    p.add_argument(
+        "--from",
+        "-f",
+        dest="format",
+        metavar="FORMAT",
+        help="the format the file is in (default: told by its extension)",
+    )
+    p.add_argument(
+        "--format", dest="format", help=argparse.SUPPRESS
+    )  # the name it had before -f meant --from
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help=f"every problem (default: the first {PROBLEMS_SHOWN}, then a count)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     ns = p.parse_args(args)
     return _validate(ns)
@@ -178,6 +209,19 @@ def _inspect(ns: argparse.Namespace) -> int:
     one_shot()
     from .api import load_detected
     from .jsonio import dumps
+
+    if ns.latest:
+        if ns.input is not None:
+            raise UsageError("--latest picks the session itself: name no input with it")
+        from .catalog.cli import latest_input
+
+        ns.input = latest_input()
+    elif ns.input is None:
+        raise UsageError("no input given (a session file, its id, a directory, or --latest)")
+    elif ns.input != "-" and not os.path.exists(ns.input):
+        from .catalog.cli import resolve_input
+
+        ns.input = resolve_input(ns.input)
 
     if ns.input != "-" and os.path.isdir(ns.input):
         if ns.context or ns.leaf or ns.from_:
@@ -212,11 +256,34 @@ def _inspect(ns: argparse.Namespace) -> int:
     return 0
 
 
+PROBLEMS_SHOWN = 20
+"""How many of a file's problems ``piconv validate`` prints before it only counts them."""
+
+
+def _validate_format(ns: argparse.Namespace) -> Any:
+    from .api import format_for_path, formats, get_format
+
+    if ns.format:
+        return get_format(ns.format)
+    if ns.file == "-":
+        raise UsageError("validating stdin needs -f FORMAT")
+    try:
+        return format_for_path(ns.file)
+    except UsageError:
+        name = os.path.basename(ns.file).lower()
+        claims = [c.name for c in formats() if c.extension and name.endswith(c.extension.lower())]
+        why = (
+            f"{', '.join(claims)} all write such files"
+            if claims
+            else "no format writes files named like this"
+        )
+        raise UsageError(f"{ns.file}: {why}; name its format with -f FORMAT") from None
+
+
 def _validate(ns: argparse.Namespace) -> int:
-    from .api import get_format
     from .errors import InputError, ValidationFailed
 
-    conv = get_format(ns.format)
+    conv = _validate_format(ns)
     if conv.check is None:
         raise UsageError(f"format {conv.name!r} has no checker")
     if ns.file == "-":
@@ -230,8 +297,11 @@ def _validate(ns: argparse.Namespace) -> int:
     errors = conv.check(data)
     from .terminal import shown
 
-    for err in errors:
+    for err in errors if ns.all else errors[:PROBLEMS_SHOWN]:
         print(shown(f"{ns.file}: {err}"), file=sys.stderr)
+    if len(errors) > PROBLEMS_SHOWN and not ns.all:
+        more = len(errors) - PROBLEMS_SHOWN
+        print(shown(f"{ns.file}: … and {more:,} more problems (--all shows every one)"), file=sys.stderr)
     if errors:
         raise ValidationFailed(f"{len(errors)} problems: not a valid {conv.name} file", path=ns.file)
     print(shown(f"{ns.file}: valid {conv.name}"))
@@ -273,6 +343,19 @@ def _search_parser() -> _SearchParser:
     return p
 
 
+NO_MATCH = 1
+"""``piconv search``'s exit status when nothing matches, as grep's and ripgrep's."""
+
+
+def _resumable(hit: dict[str, Any]) -> dict[str, Any]:
+    """A hit with ``path``, the session file it was found in, and ``resume``, the command
+    that resumes that session in pi (``pi --session PATH``), when the archive knows the file."""
+    import shlex
+
+    path = hit.get("path")
+    return {**hit, "resume": f"pi --session {shlex.quote(path)}" if isinstance(path, str) and path else None}
+
+
 def search(
     archive: str, query: str, filters: dict[str, Any], limit: int = 20, fmt: str = "sqlite"
 ) -> list[dict[str, Any]]:
@@ -302,15 +385,15 @@ def search_main(args: Sequence[str]) -> int:
         "role": ns.role,
         "model": ns.model,
     }
-    hits = search(ns.archive, ns.query, filters, ns.limit, ns.format)
+    hits = [_resumable(hit) for hit in search(ns.archive, ns.query, filters, ns.limit, ns.format)]
     if ns.json:
         from .jsonio import dumps
 
         sys.stdout.buffer.write(dumps({"query": ns.query, "hits": hits}, indent=True) + b"\n")
-        return 0
+        return 0 if hits else NO_MATCH
     if not hits:
         print(f"piconv: no matches for {shown(ns.query)}", file=sys.stderr)
-        return 0
+        return NO_MATCH
     out = []
     for n, hit in enumerate(hits, 1):
         date = (hit["timestamp"] or hit["session_created"] or "")[:16].replace("T", " ")
@@ -318,5 +401,7 @@ def search_main(args: Sequence[str]) -> int:
         where = hit["link"] or hit["session"]
         out.append(f"   entry {hit['entry']} ({hit['role'] or hit['kind']})  {where}")
         out.append("   " + " ".join((hit["snippet"] or "").split()))
+        if hit["resume"]:
+            out.append(f"   resume: {hit['resume']}")
     sys.stdout.write("\n".join(shown(line) for line in out) + "\n")
     return 0

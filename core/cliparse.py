@@ -11,6 +11,17 @@ from typing import Any
 
 from .errors import UsageError
 
+COMMANDS = {
+    "list": "the sessions of a directory, newest first (piconv list [DIR])",
+    "stats": "tokens and cost by day, week, month, project, model or session",
+    "search": "full-text search of an archive written with --to sqlite",
+    "inspect": "what a session holds, or what the model saw (--context)",
+    "validate": "check a file against a format's schema and checks",
+    "share": "one redacted page of a session, uploaded as a secret gist through gh",
+    "help": "this list; piconv help COMMAND shows a command's options",
+}
+"""The commands besides converting (``piconv SESSION --to FORMAT``), for ``piconv help``."""
+
 
 class UsageParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -91,3 +102,23 @@ def own_process() -> None:
     set it up for that."""
     global _owns_process
     _owns_process = True
+
+
+def open_in_viewer(path: str | None) -> str | None:
+    """Open ``path`` in the user's viewer (``webbrowser``: a browser for HTML, the
+    system's viewer otherwise); returns why it was not opened, or None. Never for stdout
+    (``path`` None), never where there is no display to open it on."""
+    if path is None:
+        return "the output went to stdout; nothing to open"
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        return f"no display to open {path} on"
+    import pathlib
+    import webbrowser
+
+    try:
+        opened = webbrowser.open(pathlib.Path(path).resolve().as_uri())
+    except webbrowser.Error as exc:
+        return f"cannot open {path}: {exc}"
+    return None if opened else f"no viewer found for {path}"

@@ -13,7 +13,7 @@ import base64
 import hashlib
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from .ir import (
     AssistantMessage,
@@ -25,6 +25,7 @@ from .ir import (
     ModelChange,
     Text,
     ToolResult,
+    Usage,
     UsageRecord,
     UserMessage,
     total_tokens,
@@ -103,11 +104,43 @@ def header_title(doc: Document) -> str | None:
     return None
 
 
+def _finite(value: Any) -> float | None:
+    if type(value) in (int, float) and value == value and abs(value) != float("inf"):
+        return float(value)
+    return None
+
+
+def call_cost(total: Any, parts: tuple[Any, ...] | None) -> float:
+    """A call's cost from its cost object's ``total`` and its parts (input, output, cache
+    read, cache write; None without a cost object): the total, else (a session written
+    before pi recorded it) the sum of the parts, as pi's export adds them; 0 without
+    either. Only finite numbers count."""
+    if (type(total) is float or type(total) is int) and total == total and abs(total) != float("inf"):
+        return float(total)
+    return sum(_finite(part) or 0.0 for part in parts) if parts is not None else 0.0
+
+
 def _spent(usage: Any) -> float:
-    spent = usage.cost.total if usage.cost is not None else None
-    if type(spent) in (int, float) and spent == spent and abs(spent) != float("inf"):
-        return float(spent)
-    return 0.0
+    cost = usage.cost
+    if cost is None:
+        return 0.0
+    return call_cost(cost.total, (cost.input, cost.output, cost.cache_read, cost.cache_write))
+
+
+def _usage_of(body: Any) -> tuple[int, Usage | None]:
+    """``(turns, usage)`` an entry's body adds to a total: a user message is a turn; an
+    assistant message, a tool result, a compaction or branch summary and a usage record
+    bring their call's usage (or None)."""
+    if type(body) is MessageBody:
+        message = body.message
+        if type(message) is UserMessage:
+            return 1, None
+        if type(message) is AssistantMessage or type(message) is ToolResult:
+            return 0, message.usage
+        return 0, None
+    if type(body) in (Compaction, BranchSummary, UsageRecord):
+        return 0, body.usage
+    return 0, None
 
 
 def counted(doc: Document) -> Iterator[tuple[Entry, int, int, float]]:
@@ -116,18 +149,10 @@ def counted(doc: Document) -> Iterator[tuple[Entry, int, int, float]]:
     or branch summary, a usage record adds its call's tokens (:func:`piconv.ir.total_tokens`)
     and cost. Every total piconv shows of a session is a sum of these."""
     for entry in doc.entries:
-        body = entry.body
-        usage = None
-        if type(body) is MessageBody:
-            message = body.message
-            if type(message) is UserMessage:
-                yield entry, 1, 0, 0.0
-                continue
-            if type(message) is AssistantMessage or type(message) is ToolResult:
-                usage = message.usage
-        elif type(body) in (Compaction, BranchSummary, UsageRecord):
-            usage = body.usage  # type: ignore[union-attr]
-        if usage is not None:
+        turns, usage = _usage_of(entry.body)
+        if turns:
+            yield entry, 1, 0, 0.0
+        elif usage is not None:
             yield entry, 0, total_tokens(usage), _spent(usage)
 
 
@@ -150,7 +175,7 @@ def lineage_facts(doc: Document) -> dict[str, Any]:
 
     - ``parent_session``: the path the header names (pi's ``parentSession``), or None;
     - ``counted``: the keys (:func:`entry_key`) of every counted entry, concatenated;
-    - ``copied``: ``[key, turns, tokens, cost]`` of each counted entry older than the
+    - ``copied``: ``[key, turns, tokens, cost, day]`` of each counted entry older than the
       header (a fork's copies of its parent's entries; empty in any other session);
     - ``subagent_runs``: the run ids of pi-subagents' runs the session started (the
       ``runId`` in a tool result's details), which name their artifacts.
@@ -163,7 +188,7 @@ def lineage_facts(doc: Document) -> dict[str, Any]:
         keys.append(key)
         stamp = entry.timestamp
         if started is not None and isinstance(stamp, str) and stamp < started:
-            copied.append([key, turns, tokens, round(cost, 10)])
+            copied.append([key, turns, tokens, round(cost, 10), day_of(stamp)])
     runs: dict[str, None] = {}
     for entry in doc.entries:
         body = entry.body
@@ -191,6 +216,28 @@ def session_title(doc: Document) -> str | None:
     if not text:
         return None
     return text if len(text) <= SHOWN_TITLE_CHARS else text[: SHOWN_TITLE_CHARS - 1] + "\u2026"
+
+
+def day_of(stamp: Any) -> str | None:
+    """The day (UTC, as pi records time) of an ISO 8601 time stamp, or None."""
+    if isinstance(stamp, str) and len(stamp) >= 10 and stamp[4:5] == "-" and stamp[7:8] == "-":
+        return stamp[:10]
+    return None
+
+
+def activity_facts(doc: Document) -> dict[str, Any]:
+    """``days``: for each day (UTC) the session has a counted entry on, ``[entries, tokens,
+    cost]`` of those entries (:func:`counted`): the index's activity strip adds these up."""
+    days: dict[str, list[Any]] = {}
+    for entry, _turns, tokens, cost in counted(doc):
+        day = day_of(entry.timestamp)
+        if day is None:
+            continue
+        figures = days.setdefault(day, [0, 0, 0.0])
+        figures[0] += 1
+        figures[1] += tokens
+        figures[2] += cost
+    return {"days": {day: [n, t, round(c, 10)] for day, (n, t, c) in sorted(days.items())}}
 
 
 def session_facts(doc: Document, source_path: str | None = None) -> dict[str, Any]:
@@ -266,6 +313,8 @@ class ListedSession(Frozen):
     - ``depth``: how many of its ancestors come before it on the page (its rows are
       placed right after its parent's, in the same project).
     - ``copied``: how many of its entries are its parent's, counted there.
+    - ``days``: ``(day, tokens, cost)`` for each day (UTC) it has a counted entry on, its
+      copies of its parent's entries left out: what the page's activity strip adds up.
     """
 
     project: str
@@ -287,3 +336,184 @@ class ListedSession(Frozen):
     parent_title: str = ""
     depth: int = 0
     copied: int = 0
+    days: tuple[tuple[str, int, float], ...] = ()
+
+
+# --------------------------------------------------------------------------- usage, entry by entry
+
+
+class Spend(NamedTuple):
+    """One entry a total counts (:func:`counted`), with what it adds, for reports that
+    break totals down by day, model or kind.
+
+    - ``entry_id`` / ``timestamp``: the entry's id and time stamp (ISO 8601, UTC; None
+      when it has none): a fork's copy keeps both (:func:`entry_key`).
+    - ``kind``: ``user`` (a turn), ``assistant``, ``tool`` (a tool result that reports
+      usage), ``compaction``, ``branch_summary`` or ``usage`` (a usage record: a cache
+      warm-up, say).
+    - ``model``: ``provider/model`` for an assistant message (its ``response_model`` when
+      the provider named one, as pi's ``/session`` breaks cost down) and a usage record;
+      None for the others, which pi's ``/session`` groups as "Tools/summaries".
+    - ``turns``: 1 for a user message, else 0.
+    - ``input``, ``output``, ``cache_read``, ``cache_write``: token counts (only counts of
+      zero or more; anything else is 0).
+    - ``tokens``: the call's total (:func:`piconv.ir.total_tokens`); ``cost``: what it cost.
+    - ``calls``: 1; more where a source gives several calls of one minute, kind and model
+      summed as one (an archive read for a report).
+    """
+
+    entry_id: str
+    timestamp: str | None
+    kind: str
+    model: str | None
+    turns: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    tokens: int
+    cost: float
+    calls: int = 1
+
+
+class SessionScan(NamedTuple):
+    """What a session list and a usage report need of one session: its header, its name,
+    its first prompt and its counted entries (:class:`Spend`). A reader may make it
+    without a whole document (``Reader.scan``); :func:`scan_document` makes it from one,
+    and the two are held equal by the test suite.
+
+    - ``id``, ``cwd``, ``created`` (the header's time stamp), ``parent_session`` (the
+      path of the session it was forked from): strings or None.
+    - ``name``: the latest session name, stripped (None when unset or cleared).
+    - ``header_title``: a title the file carries beside its header (Oh-My-Pi's).
+    - ``first_prompt``: the first user text along the leaf's path (:func:`first_prompt`).
+    - ``updated``: the latest entry time stamp (else ``created``).
+    - ``models``: ``provider/model`` in order of first use, as :func:`session_facts` lists them.
+    - ``spends``: the counted entries, in file order.
+    - ``subagent_runs``: the run ids of pi-subagents' runs it started.
+    """
+
+    id: str | None
+    cwd: str | None
+    created: str | None
+    parent_session: str | None
+    name: str | None
+    header_title: str | None
+    first_prompt: str | None
+    updated: str | None
+    models: tuple[str, ...]
+    spends: tuple[Spend, ...]
+    subagent_runs: tuple[str, ...]
+
+
+def model_key(provider: Any, model: Any) -> str | None:
+    """``provider/model`` as pi's ``/session`` names a model (either part may be missing)."""
+    if type(provider) is str and provider:
+        return f"{provider}/{model}" if type(model) is str and model else provider
+    return model if type(model) is str and model else None
+
+
+def spend(entry_id: str, timestamp: Any, kind: str, model: str | None, usage: Usage) -> Spend:
+    """The :class:`Spend` of an entry whose call reported ``usage``."""
+    cost = usage.cost
+    return call_spend(
+        entry_id,
+        timestamp,
+        kind,
+        model,
+        (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens),
+        usage.total_tokens,
+        cost.total if cost is not None else None,
+        (cost.input, cost.output, cost.cache_read, cost.cache_write) if cost is not None else None,
+    )
+
+
+def call_spend(
+    entry_id: str,
+    timestamp: Any,
+    kind: str,
+    model: str | None,
+    counts: tuple[Any, Any, Any, Any],
+    total: Any,
+    cost_total: Any,
+    cost_parts: tuple[Any, ...] | None,
+) -> Spend:
+    """The :class:`Spend` of one call from its values as the source gave them: ``counts``
+    (input, output, cache read, cache write), its own ``total`` of tokens and its cost
+    (:func:`call_cost`). Anything but a count of zero or more counts 0; the total is the
+    call's own when it gave one, else the sum of the counts (:func:`piconv.ir.total_tokens`)."""
+    i, o, r, w = counts
+    i = i if type(i) is int and i >= 0 else 0
+    o = o if type(o) is int and o >= 0 else 0
+    r = r if type(r) is int and r >= 0 else 0
+    w = w if type(w) is int and w >= 0 else 0
+    return Spend(
+        entry_id,
+        timestamp if isinstance(timestamp, str) else None,
+        kind,
+        model,
+        0,
+        i,
+        o,
+        r,
+        w,
+        total if type(total) is int and total >= 0 else i + o + r + w,
+        call_cost(cost_total, cost_parts),
+    )
+
+
+def turn(entry_id: str, timestamp: Any) -> Spend:
+    """The :class:`Spend` of a user message: a turn, nothing spent."""
+    return Spend(
+        entry_id, timestamp if isinstance(timestamp, str) else None, "user", None, 1, 0, 0, 0, 0, 0, 0.0
+    )
+
+
+def _spend_of(entry: Entry) -> Spend | None:
+    turns, usage = _usage_of(entry.body)
+    if turns:
+        return turn(entry.id, entry.timestamp)
+    if usage is None:
+        return None
+    body = entry.body
+    model = None
+    if type(body) is MessageBody:
+        message = body.message
+        if type(message) is AssistantMessage:
+            kind = "assistant"
+            ref = message.model
+            if ref is not None:
+                model = model_key(ref.provider, message.response_model or ref.model)
+            elif message.response_model:
+                model = message.response_model
+        else:
+            kind = "tool"
+    elif type(body) is UsageRecord:
+        kind = "usage"
+        if body.model is not None:
+            model = model_key(body.model.provider, body.model.model)
+    else:
+        kind = body.kind
+    return spend(entry.id, entry.timestamp, kind, model, usage)
+
+
+def scan_document(doc: Document) -> SessionScan:
+    """The :class:`SessionScan` of a whole document: what every reader's session gives,
+    and the definition a reader's own ``scan`` is held to."""
+    facts = session_facts(doc)
+    lineage = lineage_facts(doc)
+    spends = tuple(s for s in map(_spend_of, doc.entries) if s is not None)
+    session = doc.session
+    return SessionScan(
+        session.id if isinstance(session.id, str) else None,
+        facts["cwd"],
+        session.created if isinstance(session.created, str) else None,
+        session.parent_session if isinstance(session.parent_session, str) else None,
+        facts["name"],
+        header_title(doc),
+        facts["first_prompt"],
+        facts["updated"],
+        tuple(facts["models"]),
+        spends,
+        tuple(lineage["subagent_runs"]),
+    )

@@ -17,6 +17,7 @@ from .errors import InputError
 from .records import Frozen, frozen
 
 if TYPE_CHECKING:
+    from .facts import SessionScan
     from .ir import Context, Document
 
 HEAD_SIZE = 64 * 1024
@@ -33,6 +34,13 @@ lines become ``Document.issues`` (``Issue(line, code, message)``) and never rais
 :class:`piconv.InputError` (without a path: the caller adds it) when the input is not
 this format at all. ``options``: ``source_path`` (``str`` or ``None``),
 ``recover_glued`` (``bool``)."""
+
+ScanFunction = Callable[[bytes, Mapping[str, Any]], "SessionScan | None"]
+"""``scan(data, options) -> SessionScan | None``: what ``piconv list`` and ``piconv stats``
+need of a session (:class:`piconv.facts.SessionScan`), taken from its bytes faster than a
+whole document is read; None when the input is not a shape it covers. It must give what
+:func:`piconv.facts.scan_document` gives of the document ``read`` makes. ``options``:
+``source_path``."""
 
 ContextFunction = Callable[["Document", "str | None"], "Context"]
 """``context(document, leaf_id) -> Context``: what the model saw at a leaf, by the rule
@@ -51,6 +59,8 @@ class Reader(Frozen):
     - ``context``: the model-visible context rule of the format's harness (see
       :data:`ContextFunction`); given to every document ``read`` returns without one.
     - ``mapping_doc``: the document saying what maps where into the IR and what is lost.
+    - ``scan``: optional; a faster way to what a session list and a usage report need
+      (see :data:`ScanFunction`); without it they read the whole document.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -62,6 +72,7 @@ class Reader(Frozen):
     context: ContextFunction | None = None
     mapping_doc: str = ""
     aliases: tuple[str, ...] = ()
+    scan: ScanFunction | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

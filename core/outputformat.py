@@ -86,7 +86,8 @@ class IndexPage(Protocol):
 class Archive(Protocol):
     """What a format needs for a directory run to write it as one file (see docs/plugins.md).
 
-    Optional: ``put(path, key, document, options, report, sha256, links)`` puts one session
+    Optional: ``usage(path)`` gives each session's row and the calls it counts, for
+    ``piconv stats --archive`` (see docs/plugins.md). ``put(path, key, document, options, report, sha256, links)`` puts one session
     into the archive at ``path`` from the worker process itself, atomically, waiting while
     another process writes (the local executor calls it; without it, or on Dask, the
     payload goes to the parent's store); ``release()`` closes what ``put`` keeps open in

@@ -188,6 +188,7 @@ KEEP_OFF_THE_WING = (
     "piconv.detail",
     "piconv.bulk",
     "piconv.share",
+    "piconv.catalog",
 )
 
 
@@ -277,7 +278,9 @@ LAYERS = {
     "piconv.detail.cli": 4,
     "piconv.share": 4,
     "piconv.bulk.cli": 4,
+    "piconv.catalog.cli": 4,
     "piconv.bulk": 3,
+    "piconv.catalog": 3,
     "piconv.api": 2,
     "piconv.registry": 1,
     "piconv.plugins": 1,

@@ -89,7 +89,8 @@ def test_html_index_lists_every_session_by_project_under_a_strict_csp(tmp_path: 
     assert not [a for a in page.attrs_seen if a.startswith("on") or a == "style"]
     assert page.hidden_filter  # no JavaScript, no filter box: the table alone is the page
     # projects are named from the cwd: /work/p (two folders), /work/b and the evil one's
-    assert page.rows == 3 + 4  # a header row per project table, a row per session
+    # a header row per project table, a row per session; the activity strip's header and its one day
+    assert page.rows == 3 + 4 + 2
     assert sorted(page.hrefs) == sorted(
         [
             "./--work-a--/2026-01-01_s1.html",
@@ -296,3 +297,37 @@ def test_the_index_in_a_browser_filters_says_when_nothing_matches_and_sorts(tmp_
     assert 'aria-sort="ascending"><button type="button">Session' in by_title
     by_title_down = dom("#sort=-session&q=t")
     assert by_title_down.index("write tests 0") < by_title_down.index("fix the bug 0")
+
+
+def test_the_activity_strip_adds_up_to_the_sessions_each_entry_once(tmp_path: Path) -> None:
+    """The index's per-day strip (HTML and Markdown) sums each session's own days: a fork's
+    copies of its parent's entries count on the parent's day only, and the days add up to
+    the page's totals."""
+    import json
+    import re
+
+    from piconv.bulk import run_bulk
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    src = tmp_path / "in" / "--p--"
+    src.mkdir(parents=True)
+    parent = src / "parent.jsonl"
+    parent.write_bytes((examples / "branching.jsonl").read_bytes())
+    lines = [json.loads(x) for x in parent.read_text().splitlines()]
+    header = {
+        **lines[0],
+        "id": "fork-1",
+        "timestamp": "2026-12-02T00:00:00.000Z",
+        "parentSession": str(parent),
+    }
+    (src / "fork.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [header, *lines[1:13]]))
+    out = tmp_path / "out"
+    assert run_bulk(str(tmp_path / "in"), str(out), ["html", "markdown"], jobs=1, quiet=True).failed == 0
+    md = (out / "index.md").read_text()
+    strip = md[md.index("## Activity by day") : md.index("\n## ", md.index("## Activity by day") + 5)]
+    days = re.findall(r"^\| (\d{4}-\d{2}-\d{2}) \| (\d+) \| ([\d,]+) \| \$([\d.]+) \|", strip, re.M)
+    assert days == [("2026-11-30", "1", "22,283", "0.0000")]  # the fork added nothing of its own
+    assert "2 sessions, 6 turns, 22,283 tokens" in md
+    html = (out / "index.html").read_text()
+    assert '<details class="activity" open><summary>Activity by day: 1 day, 2026-11-30</summary>' in html
+    assert '<meter min="0" max="22283" value="22283" aria-label="22,283 tokens">22,283</meter>' in html

@@ -59,8 +59,9 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _json(*args: str) -> list[dict]:
     result = piconv("search", *args, "--json")
-    assert result.returncode == 0, result.stderr
-    return orjson.loads(result.stdout)["hits"]
+    hits = orjson.loads(result.stdout)["hits"]
+    assert result.returncode == (0 if hits else 1), result.stderr  # no match: exit 1, as grep
+    return hits
 
 
 def test_hits_are_ranked_with_title_date_entry_snippet_and_link(archive: Path) -> None:
@@ -76,6 +77,10 @@ def test_hits_are_ranked_with_title_date_entry_snippet_and_link(archive: Path) -
     scores = [h["score"] for h in hits]
     assert scores == sorted(scores, reverse=True)
     assert {"title", "session_created", "entry", "snippet", "link", "role", "timestamp"} <= set(hits[0])
+    # each hit names its session file and the command that resumes it in pi
+    assert hits[0]["path"].endswith(".jsonl") and Path(hits[0]["path"]).is_file()
+    assert hits[0]["resume"] == f"pi --session {hits[0]['path']}"
+    assert lines[3] == f"   resume: pi --session {hits[0]['path']}"
 
 
 def test_filters(archive: Path) -> None:
@@ -99,7 +104,7 @@ def test_a_bad_query_is_a_usage_error_and_no_match_says_so(archive: Path) -> Non
     bad = piconv("search", 'unbalanced "quote', str(archive))
     assert bad.returncode == 2 and "cannot search for" in bad.stderr and "Traceback" not in bad.stderr
     none = piconv("search", "zyzzyva", str(archive))
-    assert none.returncode == 0 and none.stdout == "" and "no matches for zyzzyva" in none.stderr
+    assert none.returncode == 1 and none.stdout == "" and "no matches for zyzzyva" in none.stderr
 
 
 def test_the_archive_defaults_to_the_current_directory(archive: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from piconv import ListedSession
@@ -59,3 +59,26 @@ def lineage_text(session: ListedSession) -> str:
     copied = session.copied
     counted = f"; {copied:,} copied entries counted there" if copied else ""
     return f"{said} {whose}{counted}"
+
+
+def activity(sessions: Iterable[ListedSession]) -> list[tuple[str, int, int, float]]:
+    """``(day, sessions, tokens, cost)`` for each day (UTC) any session has an entry on,
+    oldest first: the sums of the sessions' ``days``, so the strip adds up to the
+    sessions' totals (a fork's copies of its parent's entries counted once, on the
+    parent's days)."""
+    days: dict[str, list[Any]] = {}
+    for s in sessions:
+        for day, tokens, cost in s.days:
+            figures = days.setdefault(day, [0, 0, 0.0])
+            figures[0] += 1
+            figures[1] += tokens
+            figures[2] += cost
+    return [(day, n, t, round(c, 10)) for day, (n, t, c) in sorted(days.items())]
+
+
+def bar(value: float, most: float, width: int = 20) -> str:
+    """``value`` as a bar of up to ``width`` blocks against the largest value ``most``
+    (one block at least for anything above nothing)."""
+    if most <= 0 or value <= 0:
+        return ""
+    return "█" * max(1, round(width * value / most))

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from piconv.converters.common.listing import lineage_text, models_text, readable_date, totals_line
+from piconv.converters.common.listing import activity, lineage_text, models_text, readable_date, totals_line
 
 from . import assets
 from .escape import text as esc
@@ -38,6 +38,8 @@ th[aria-sort=ascending] button::after{content:" \\25b2"}th[aria-sort=descending]
 #nomatch{padding:.5rem;border:1px solid var(--line);background:var(--head)}code{font-size:.9em}
 .rel{color:var(--muted);font-size:.85rem}tr.sub1 td:first-child{padding-left:1.75rem}
 tr.sub2 td:first-child{padding-left:3rem}tr.sub3 td:first-child{padding-left:4.25rem}
+.activity{margin:1rem 0}.activity summary{cursor:pointer;font-weight:bold}.activity table{width:auto}
+.activity meter{width:12rem;height:.9rem}
 """
 MAX_DEPTH = 3
 """Deeper forks and subagents are indented as much as the third level."""
@@ -109,6 +111,35 @@ def _searchable(output_dir: str) -> bool:
     return archive is not None and os.path.isfile(os.path.join(output_dir, archive.file_name))
 
 
+STRIP_OPEN_DAYS = 14
+"""Up to this many days the activity strip is shown open; past it, folded under its summary."""
+
+
+def _strip(days: list[tuple[str, int, int, float]]) -> str:
+    """The activity by day: sessions, tokens and cost each day, newest first, each day's
+    tokens a ``<meter>`` against the busiest day's (a bar the browser draws in the page's
+    light or dark colours; no script, no style attribute)."""
+    if not days:
+        return ""
+    most = max(t for _d, _n, t, _c in days)
+    opened = " open" if len(days) <= STRIP_OPEN_DAYS else ""
+    span = days[0][0] if len(days) == 1 else f"{days[0][0]} to {days[-1][0]}"
+    out = [
+        f'<details class="activity"{opened}><summary>Activity by day: {len(days):,} '
+        f"day{'' if len(days) == 1 else 's'}, {esc(span)}</summary>",
+        '<table><thead><tr><th>Day</th><th class="n">Sessions</th><th class="n">Tokens</th>'
+        '<th class="n">Cost</th><th>Tokens, against the busiest day</th></tr></thead><tbody>',
+    ]
+    for day, sessions, tokens, cost in reversed(days):
+        out.append(
+            f'<tr><td class="d">{esc(day)}</td><td class="n">{sessions}</td><td class="n">{tokens:,}</td>'
+            f'<td class="n">${cost:.4f}</td><td><meter min="0" max="{max(most, 1)}" value="{tokens}" '
+            f'aria-label="{tokens:,} tokens">{tokens:,}</meter></td></tr>'
+        )
+    out.append("</tbody></table></details>")
+    return "".join(out)
+
+
 def page(projects: Mapping[str, Sequence[ListedSession]], archive_dir: str | None = None) -> str:
     """The page as text. ``archive_dir``: the directory of a ``--to sqlite`` archive,
     named in the hint that says how to search the full text."""
@@ -126,6 +157,7 @@ def page(projects: Mapping[str, Sequence[ListedSession]], archive_dir: str | Non
     out = [
         assets.head("pi sessions", SCRIPT, STYLE),
         f'<h1>pi sessions</h1><p class="sum">{everything} in {len(projects):,} projects. Times are UTC.</p>',
+        _strip(activity(r for rows in projects.values() for r in rows)),
         # Hidden until the script runs: without JavaScript there is nothing to type into.
         '<input id="filter" type="search" placeholder="Filter by project, title, model, date…" '
         'aria-label="Filter sessions" hidden>',

@@ -13,7 +13,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from piconv.converters.common.listing import lineage_text, models_text, readable_date, totals_line
+from piconv.converters.common.listing import (
+    activity,
+    bar,
+    lineage_text,
+    models_text,
+    readable_date,
+    totals_line,
+)
 
 from .escape import inline
 
@@ -43,9 +50,26 @@ def render(projects: Mapping[str, Sequence[ListedSession]], output_dir: str) -> 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _strip(days: list[tuple[str, int, int, float]]) -> list[str]:
+    """The activity by day: sessions, tokens and cost each day, newest first, with a bar
+    of the day's tokens against the busiest day's."""
+    if not days:
+        return []
+    most = max(t for _d, _n, t, _c in days)
+    out = [
+        "\n## Activity by day\n\n",
+        "| Day | Sessions | Tokens | Cost | |\n",
+        "| --- | ---: | ---: | ---: | --- |\n",
+    ]
+    for day, sessions, tokens, cost in reversed(days):
+        out.append(f"| {inline(day)} | {sessions} | {tokens:,} | ${cost:.4f} | {bar(tokens, most)} |\n")
+    return out
+
+
 def page(projects: Mapping[str, Sequence[ListedSession]]) -> str:
     everything = totals_line(r for rows in projects.values() for r in rows)
     out = [HEADING, "\n", f"{everything} in {len(projects):,} projects. Times are UTC.\n"]
+    out += _strip(activity(r for rows in projects.values() for r in rows))
     for project, rows in projects.items():
         cwd = next((r.cwd for r in rows if r.cwd), None)
         out.append(f"\n## {inline(project)}\n\n")

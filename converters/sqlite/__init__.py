@@ -171,6 +171,12 @@ class SqliteArchive:
 
         return search(path, query, filters, limit)
 
+    @staticmethod
+    def usage(path: str) -> list[tuple[dict[str, Any], list[tuple[Any, ...]]]]:
+        from .usage import usage
+
+        return usage(path)
+
 
 class ArchiveStore:
     """:class:`.store.Store` fed with the payloads of :meth:`SqliteArchive.payload`; its

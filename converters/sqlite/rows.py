@@ -100,11 +100,23 @@ def _model(model: Any) -> str | None:
     return "/".join(x for x in (model.provider, model.model) if x)
 
 
-def _cost(usage: Any) -> float | None:
-    spent = usage.cost.total if usage is not None and usage.cost is not None else None
-    if type(spent) in (int, float) and spent == spent and abs(spent) != float("inf"):
-        return float(spent)
+def _finite(value: Any) -> float | None:
+    if type(value) in (int, float) and value == value and abs(value) != float("inf"):
+        return float(value)
     return None
+
+
+def _cost(usage: Any) -> float | None:
+    """A call's cost: its total, else (a session written before pi recorded the total)
+    the sum of its parts, as pi's export adds them; None without a cost."""
+    cost = usage.cost if usage is not None else None
+    if cost is None:
+        return None
+    total = _finite(cost.total)
+    if total is not None:
+        return total
+    parts = [_finite(p) for p in (cost.input, cost.output, cost.cache_read, cost.cache_write)]
+    return sum(p for p in parts if p is not None) if any(p is not None for p in parts) else None
 
 
 def entry_row(entry: Entry) -> tuple[Any, ...]:
@@ -161,7 +173,23 @@ def entry_row(entry: Entry) -> tuple[Any, ...]:
             _cost(usage),
             anchor(entry.id),
             entry.origin.line,
+            *(_split(usage) if usage is not None else (None, None, None, None)),
         )
+    )
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _split(usage: Any) -> tuple[int, int, int, int]:
+    """A call's input, output, cache read and cache write tokens, as every total of piconv
+    counts them (a count of zero or more; anything else 0)."""
+    return (
+        _count(usage.input_tokens),
+        _count(usage.output_tokens),
+        _count(usage.cache_read_tokens),
+        _count(usage.cache_write_tokens),
     )
 
 

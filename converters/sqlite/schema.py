@@ -51,6 +51,10 @@ ENTRY_COLUMNS = (
     "cost",
     "anchor",
     "line",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
 )
 
 _V1 = """
@@ -154,6 +158,22 @@ CREATE INDEX sessions_parent ON sessions(parent);
 # parent alone (the session's tokens, cost and turns leave it out) and is not in the
 # full-text index (the parent's is).
 
+_V6 = """
+ALTER TABLE entries ADD COLUMN input_tokens INTEGER;
+ALTER TABLE entries ADD COLUMN output_tokens INTEGER;
+ALTER TABLE entries ADD COLUMN cache_read_tokens INTEGER;
+ALTER TABLE entries ADD COLUMN cache_write_tokens INTEGER;
+CREATE INDEX entries_usage ON entries(
+    session, inherited, timestamp, kind, model, input_tokens, output_tokens, cache_read_tokens,
+    cache_write_tokens, tokens, cost, id
+) WHERE tokens IS NOT NULL;
+"""
+# Each call's tokens split as pi reports them (input, output, cache read, cache write), for
+# `piconv stats --archive`; entries_usage holds every column a usage report reads of the
+# entries that spent something, so the report reads that small index and never a page of
+# the entries table (where the text is). Rows written before have no split (NULL): their
+# sessions are written again with it by a directory run with --force.
+
 FTS = """
 CREATE VIRTUAL TABLE entries_fts USING fts5(
     text, content='entries', content_rowid='pk', tokenize='unicode61 remove_diacritics 2'
@@ -188,6 +208,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _script(_V3),  # 2 -> 3: prefix indexes; the columns filters read, indexed by pk
     _script(_V4),  # 3 -> 4: the prefix indexes dropped
     _script(_V5),  # 4 -> 5: forks and subagents linked; a fork's copies counted once
+    _script(_V6),  # 5 -> 6: each call's tokens split; the index a usage report reads
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -283,7 +304,8 @@ def inspect(conn: sqlite3.Connection, path: str) -> int:
 
 
 _V1_SESSIONS = frozenset(("pk", *SESSION_COLUMNS))
-_V1_ENTRIES = frozenset(("pk", "session", *ENTRY_COLUMNS))
+_V6_ENTRIES = frozenset({"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"})
+_V1_ENTRIES = frozenset(("pk", "session", *ENTRY_COLUMNS)) - _V6_ENTRIES
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> frozenset[str]:
@@ -299,10 +321,18 @@ def found_version(conn: sqlite3.Connection) -> int | None:
         return 0
     sessions, entries = _columns(conn, "sessions"), _columns(conn, "entries")
     linked = {"parent", "relation"} <= sessions and "inherited" in entries
-    if sessions - _V1_SESSIONS - {"parent", "relation"} or entries - _V1_ENTRIES - {"inherited"}:
+    split = entries >= _V6_ENTRIES
+    if (
+        sessions - _V1_SESSIONS - {"parent", "relation"}
+        or entries - _V1_ENTRIES - {"inherited"} - _V6_ENTRIES
+    ):
         return None  # columns no piconv made
     if not (sessions >= _V1_SESSIONS and entries >= _V1_ENTRIES):
         return None  # columns missing
+    if split:
+        return 6 if linked and "entries_usage" in names else None
+    if entries & _V6_ENTRIES:
+        return None  # half of schema 6
     if linked:
         return 5
     if {"parent", "relation"} & sessions or "inherited" in entries:

@@ -148,7 +148,7 @@ def search(
     # once a hit.
     snippet = "e.text" if ours else f"snippet(entries_fts, 0, '{MARK}', '{END}', '…', {SNIPPET_TOKENS})"
     hits_sql = (
-        "SELECT entries_fts.rowid, s.title, s.project, s.created, s.key, s.html, e.id, e.role, e.kind, "
+        "SELECT entries_fts.rowid, s.title, s.project, s.created, s.key, s.html, s.source, e.id, e.role, e.kind, "
         f"e.timestamp, e.anchor, {snippet} "
         "FROM entries_fts JOIN entries e ON e.pk = entries_fts.rowid JOIN sessions s ON s.pk = e.session "
         "WHERE entries_fts MATCH ? AND entries_fts.rowid BETWEEN ? AND ? "
@@ -175,7 +175,7 @@ def search(
     for pk, score in ranked:
         if pk not in rows:
             continue  # an entry whose row or session is gone (the database edited by other means)
-        title, project, created, key, html, eid, role, kind, stamp, anchor, snippet = rows[pk]
+        title, project, created, key, html, source, eid, role, kind, stamp, anchor, snippet = rows[pk]
         if ours:
             snippet = highlight(snippet or "", terms)
         link = None
@@ -187,6 +187,7 @@ def search(
                 "project": project,
                 "session_created": created,
                 "session": key,
+                "path": source,
                 "entry": eid,
                 "role": role,
                 "kind": kind,

@@ -116,7 +116,23 @@ def _listed(rec: dict[str, Any], fmt: str, outdir: str, own: Own | None = None) 
         failed=rec.get("status") == "failed",
         key=rel,
         copied=own.copied if own is not None else 0,
+        days=own.days if own is not None else _days(meta),
     )
+
+
+def _days(meta: Mapping[str, Any]) -> tuple[tuple[str, int, float], ...]:
+    """A session's days as the worker noted them; a session noted by an earlier piconv,
+    which kept none, counts on the day it was last active."""
+    from .lineage import noted_days, own_days
+
+    days = own_days(noted_days(meta))
+    if days or "days" in meta:
+        return days
+    day = str(meta.get("updated") or meta.get("created") or "")[:10]
+    tokens, cost = meta.get("tokens"), meta.get("cost")
+    if len(day) != 10:
+        return ()
+    return ((day, tokens if type(tokens) is int else 0, float(cost) if type(cost) in (int, float) else 0.0),)
 
 
 def _clip(s: str) -> str:

@@ -45,12 +45,14 @@ class Link:
 @dataclass(frozen=True, slots=True)
 class Own:
     """A session's own turns, tokens and cost: what its copies of its parent's entries
-    (``copied`` of them) leave once taken out."""
+    (``copied`` of them) leave once taken out; ``days``: its own ``(day, tokens, cost)``
+    for each day it has an entry of its own on (:func:`piconv.facts.activity_facts`)."""
 
     turns: int
     tokens: int
     cost: float
     copied: int = 0
+    days: tuple[tuple[str, int, float], ...] = ()
 
 
 def _meta(rec: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -185,18 +187,40 @@ def own(rec: Mapping[str, Any], parent: Mapping[str, Any] | None) -> Own:
     """``rec``'s own figures: its totals less its copies of entries ``parent`` holds."""
     meta = _meta(rec)
     turns, tokens, cost = _int(meta.get("turns")), _int(meta.get("tokens")), _float(meta.get("cost"))
+    days = noted_days(meta)
     copied = meta.get("copied")
     if parent is None or not isinstance(copied, list) or not copied:
-        return Own(turns, tokens, cost)
+        return Own(turns, tokens, cost, 0, own_days(days))
     keys = _keys(_meta(parent).get("counted"))
     n = 0
     for item in copied:
-        if isinstance(item, list) and len(item) == 4 and item[0] in keys:
+        if isinstance(item, list) and len(item) in (4, 5) and item[0] in keys:
             n += 1
             turns -= _int(item[1])
             tokens -= _int(item[2])
             cost -= _float(item[3])
-    return Own(max(turns, 0), max(tokens, 0), max(round(cost, 10), 0.0), n)
+            day = days.get(item[4]) if len(item) == 5 and isinstance(item[4], str) else None
+            if day is not None:
+                day[0] -= 1
+                day[1] -= _int(item[2])
+                day[2] -= _float(item[3])
+    return Own(max(turns, 0), max(tokens, 0), max(round(cost, 10), 0.0), n, own_days(days))
+
+
+def noted_days(meta: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """The manifest's ``days`` (:func:`piconv.facts.activity_facts`) as mutable figures."""
+    value = meta.get("days")
+    if not isinstance(value, dict):
+        return {}
+    return {
+        day: [_int(v[0]), _int(v[1]), _float(v[2])]
+        for day, v in value.items()
+        if isinstance(day, str) and isinstance(v, list) and len(v) == 3
+    }
+
+
+def own_days(days: Mapping[str, list[Any]]) -> tuple[tuple[str, int, float], ...]:
+    return tuple((day, max(t, 0), max(round(c, 10), 0.0)) for day, (n, t, c) in sorted(days.items()) if n > 0)
 
 
 def own_figures(records: Mapping[str, Mapping[str, Any]], links: Mapping[str, Link]) -> dict[str, Own]:

@@ -31,18 +31,51 @@ _PI_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})-(\d{3})Z_")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
-def parse_date(value: str, flag: str) -> str:
+_RELATIVE = re.compile(r"^(\d+)\s*(d|days?|w|weeks?)(\s+ago)?$")
+_COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
+
+
+def parse_date(value: str, flag: str, today: _dt.date | None = None) -> str:
     """``value`` as the ISO prefix it names (``2026``, ``2026-01``, ``2026-01-05``,
-    ``2026-01-05T10:00``...), or a usage error naming ``flag``."""
+    ``2026-01-05T10:00``..., or ``20260105`` as ccusage writes it), or a day relative to
+    ``today`` (default: this machine's date): ``today``, ``yesterday``, ``7d`` or
+    ``7 days ago`` (the day seven days back), ``2w`` (two weeks back). A usage error
+    naming ``flag`` for anything else."""
     text = value.strip()
+    relative = _relative(text.lower(), today)
+    if relative is not None:
+        return relative
+    compact = _COMPACT.match(text)
+    if compact:
+        text = "-".join(compact.groups())
     if not _DATE.match(text):
-        raise UsageError(f"{flag} {value!r}: not a date (YYYY, YYYY-MM, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS])")
+        raise UsageError(
+            f"{flag} {value!r}: not a date (YYYY, YYYY-MM, YYYY-MM-DD, YYYY-MM-DDTHH:MM[:SS], "
+            "today, yesterday, 7d, 2w)"
+        )
     text = text.replace(" ", "T").removesuffix("Z")
     try:
         _dt.date.fromisoformat((text + "-01-01")[:10] if len(text) < 10 else text[:10])
     except ValueError:
         raise UsageError(f"{flag} {value!r}: no such date") from None
     return text
+
+
+def _relative(text: str, today: _dt.date | None) -> str | None:
+    base = today or _dt.date.today()
+    if text == "today":
+        return base.isoformat()
+    if text == "yesterday":
+        return (base - _dt.timedelta(days=1)).isoformat()
+    match = _RELATIVE.match(text)
+    if match is None:
+        return None
+    count = int(match.group(1))
+    days = count * 7 if match.group(2).startswith("w") else count
+    try:
+        return (base - _dt.timedelta(days=days)).isoformat()
+    except OverflowError:
+        return _dt.date.min.isoformat()
 
 
 def in_range(start: str | None, end: str | None, since: str | None, until: str | None) -> bool:

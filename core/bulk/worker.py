@@ -342,6 +342,6 @@ def session_meta(doc: Any) -> dict[str, Any]:
     """What the index shows about a session (:func:`piconv.facts.session_facts`) and what
     links it to the session it came from (:func:`piconv.facts.lineage_facts`), computed
     while the document is in memory so the index never has to read a session again."""
-    from ..facts import lineage_facts, session_facts
+    from ..facts import activity_facts, lineage_facts, session_facts
 
-    return {**session_facts(doc), **lineage_facts(doc)}
+    return {**session_facts(doc), **lineage_facts(doc), **activity_facts(doc)}

@@ -17,6 +17,7 @@ from ..hookspecs import hookimpl
 from ..inputformat import Reader
 
 if TYPE_CHECKING:
+    from ..facts import SessionScan
     from ..ir import Context, Document
 
 _ASF = b"agentsession/"
@@ -85,6 +86,12 @@ def context(document: Document, leaf_id: str | None) -> Context:
     return build_context(document, leaf_id)
 
 
+def scan(data: bytes, options: Mapping[str, Any]) -> SessionScan | None:
+    from .scan import scan as scan_bytes
+
+    return scan_bytes(data, options)
+
+
 PI = Reader(
     name="pi",
     summary="pi coding-agent session (JSONL, session versions 1 to 3)",
@@ -93,6 +100,7 @@ PI = Reader(
     extensions=(".jsonl",),
     context=context,
     mapping_doc="docs/formats/pi.md",
+    scan=scan,
 )
 
 

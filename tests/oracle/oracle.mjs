@@ -18,6 +18,14 @@
 //   --leaf ID                move the leaf before building the context (SessionManager.branch).
 //   --list-leaves            print {"leaves": [...]} only: ids of entries no entry names as parent,
 //                            in file order.
+//   --usage                  print {"usage": {...}} only: the token and cost totals pi shows of the
+//                            session, each by pi's own code: "exportHeader" (the header of
+//                            `pi --export`'s page: computeStats of export-html/template.js, run as
+//                            it is), "sessionStats" (`/session`: AgentSession.getSessionStats, or
+//                            {"error"} where it throws) and "breakdown" (`/session`'s cost by
+//                            model: getUsageCostBreakdown).
+//   --list-all DIR           no session file: print {"count", "elapsedMs"} of pi's
+//                            SessionManager.listAll() over DIR (as pi's session directory).
 //   --deterministic-ids      v1 migration ids become 00000001, 00000002, ... (see below).
 //   --pretty                 indent the JSON.
 //   --batch                  read a JSON array of argument lists from stdin and print one JSON line
@@ -29,13 +37,14 @@
 // The input file is never touched: pi's loader appends a newline to a file without one, and
 // rewrites v1/v2 files after migrating them, so the oracle opens a private temporary copy.
 import { createRequire, syncBuiltinESMExports } from "node:module";
-import { copyFileSync, mkdtempSync, rmSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, readFileSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const USAGE =
   "usage: oracle.mjs [--deterministic-ids] [--pretty] [--target PROVIDER/MODEL] [--model-json JSON]\n" +
-  "                  [--compat KEY=VALUE]... [--leaf ID] [--list-leaves] <session.jsonl>\n" +
+  "                  [--compat KEY=VALUE]... [--leaf ID] [--list-leaves | --usage] <session.jsonl>\n" +
+  "       oracle.mjs --list-all SESSIONS_DIR\n" +
   "       oracle.mjs --batch < JOBS.json   (a JSON array of argument lists)\n";
 
 // A bad command line (or --leaf/--target naming nothing): exit 2, or an "oracleError" line in
@@ -46,8 +55,16 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const opts = { deterministic: false, pretty: false, listLeaves: false, batch: false, compat: {}, file: undefined };
-  const takesValue = new Set(["--target", "--model-json", "--compat", "--leaf"]);
+  const opts = {
+    deterministic: false,
+    pretty: false,
+    listLeaves: false,
+    usage: false,
+    batch: false,
+    compat: {},
+    file: undefined,
+  };
+  const takesValue = new Set(["--target", "--model-json", "--compat", "--leaf", "--list-all"]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (takesValue.has(arg)) {
@@ -79,6 +96,8 @@ function parseArgs(argv) {
         opts.compat[value.slice(0, eq)] = parsed;
       } else if (arg === "--leaf") {
         opts.leaf = value;
+      } else if (arg === "--list-all") {
+        opts.listAll = value;
       }
     } else if (arg === "--deterministic-ids") {
       opts.deterministic = true;
@@ -86,6 +105,8 @@ function parseArgs(argv) {
       opts.pretty = true;
     } else if (arg === "--list-leaves") {
       opts.listLeaves = true;
+    } else if (arg === "--usage") {
+      opts.usage = true;
     } else if (arg === "--batch") {
       opts.batch = true;
     } else if (arg.startsWith("--")) {
@@ -96,7 +117,7 @@ function parseArgs(argv) {
       fail(`more than one file given (${opts.file}, ${arg})`);
     }
   }
-  if (!opts.file && !opts.batch) fail("no session file given");
+  if (!opts.file && !opts.batch && !opts.listAll) fail("no session file given");
   return opts;
 }
 
@@ -322,6 +343,50 @@ function buildModels(opts) {
   return { chat, responses };
 }
 
+// pi's usage figures of a session, each computed by pi's own code (see --usage above).
+const piDist = new URL("./node_modules/@earendil-works/pi-coding-agent/dist/", import.meta.url);
+const { getUsageCostBreakdown } = await import(new URL("core/usage-totals.js", piDist).href);
+const { AgentSession } = await import("@earendil-works/pi-coding-agent");
+const templateSource = readFileSync(new URL("core/export-html/template.js", piDist), "utf8");
+const computeStatsSource = templateSource.match(/function computeStats\(entryList\) \{[\s\S]*?\n      \}\n/);
+if (!computeStatsSource) throw new Error("computeStats not found in pi's export-html/template.js");
+const computeStats = new Function(`${computeStatsSource[0]}; return computeStats;`)();
+
+function usageOf(sm) {
+  const entries = sm.getEntries();
+  const header = attempt(() => computeStats(entries));
+  const sessionStats = attempt(() => {
+    const stats = AgentSession.prototype.getSessionStats.call({
+      sessionManager: sm,
+      sessionFile: undefined,
+      sessionId: sm.getSessionId(),
+      getContextUsage: () => undefined,
+    });
+    return { tokens: stats.tokens, cost: stats.cost, userMessages: stats.userMessages };
+  });
+  return {
+    exportHeader: header.error
+      ? header
+      : { tokens: header.tokens, cost: header.cost.total, userMessages: header.userMessages },
+    sessionStats,
+    breakdown: attempt(() => getUsageCostBreakdown(entries)),
+  };
+}
+
+async function listAll(dir) {
+  // listAll() reads the session directory of pi's agent directory: point one at DIR.
+  const agent = mkdtempSync(join(tmpdir(), "pi-oracle-agent-"));
+  try {
+    symlinkSync(dir, join(agent, "sessions"), "dir");
+    process.env.PI_CODING_AGENT_DIR = agent;
+    const t0 = performance.now();
+    const sessions = await SessionManager.listAll();
+    return { count: sessions.length, elapsedMs: performance.now() - t0 };
+  } finally {
+    rmSync(agent, { recursive: true, force: true });
+  }
+}
+
 function runOne(opts) {
   const file = opts.file;
   idCounter.deterministic = opts.deterministic;
@@ -367,6 +432,8 @@ function runOne(opts) {
         for (const e of entries) if (!parents.has(e.id) && !leaves.includes(e.id)) leaves.push(e.id);
       }
       listing = sm ? { leaves } : { leaves, loadError: out.loadError };
+    } else if (opts.usage) {
+      listing = sm ? { usage: usageOf(sm) } : { loadError: out.loadError };
     } else if (sm) {
       if (opts.leaf !== undefined) {
         try {
@@ -423,7 +490,9 @@ function runOne(opts) {
 // --batch: stdin holds a JSON array of argument lists (each like a command line without
 // "--batch"); one JSON line per job on stdout, in order, {"oracleError": "..."} for a bad job.
 // One process for many files saves Node's start-up and pi's imports (about 0.3 s each).
-if (cliOpts.batch) {
+if (cliOpts.listAll) {
+  process.stdout.write(JSON.stringify(await listAll(cliOpts.listAll)) + "\n");
+} else if (cliOpts.batch) {
   const jobs = JSON.parse(readFileSync(0, "utf8"));
   for (const argv of jobs) {
     let line;
