@@ -43,31 +43,40 @@ def _open(source: Source) -> tuple[BinaryIO | bytes, str]:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
-def load(source: Source, *, recover_glued: bool = False, reader: str | None = None) -> Document:
+def load(
+    source: Source, *, recover_glued: bool = False, reader: str | None = None, keep_source: str | None = None
+) -> Document:
     """Read a session (a path, ``"-"`` for stdin, bytes or a binary stream) into the IR.
 
     ``reader`` names the input format (``"pi"``, ``"asf"``, a plugin's); without it the
     format is detected from the first bytes (:func:`detect`). Never raises on bad lines:
     they become :attr:`Document.issues`. Raises :class:`InputError` when the input cannot
     be read, no reader recognises it, or it is not the format named.
+
+    ``keep_source`` (``"bytes"`` or ``"layout"``) asks the reader to keep how the lines
+    were spelled (:attr:`Document.source_lines`), for a writer of the same format to give
+    unchanged lines back byte for byte (a format's ``Converter.source_lines`` says which
+    it needs; :func:`convert` asks for it when it reads the input itself).
     """
-    return load_detected(source, recover_glued, reader)[0]
+    return load_detected(source, recover_glued, reader, keep_source)[0]
 
 
 def load_detected(
-    source: Source, recover_glued: bool = False, reader: str | None = None
+    source: Source, recover_glued: bool = False, reader: str | None = None, keep_source: str | None = None
 ) -> tuple[Document, Reader]:
     """As :func:`load`, with the reader that read the input."""
     stream, name = _open(source)
     try:
         chosen, stream = _choose(stream, name, reader)
-        return _read(chosen, stream, name, recover_glued), chosen
+        return _read(chosen, stream, name, recover_glued, keep_source), chosen
     finally:
         if stream is not sys.stdin.buffer and hasattr(stream, "close") and not hasattr(source, "read"):
             stream.close()  # type: ignore[union-attr]
 
 
-def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bool) -> Document:
+def _read(
+    chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bool, keep_source: str | None = None
+) -> Document:
     source_path = None if name.startswith("<") else name
     if isinstance(stream, (bytes, bytearray)):
         stream = io.BytesIO(stream)
@@ -77,6 +86,8 @@ def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bo
             "recover_glued": recover_glued,
             "context_rules": _context_rules(),
         }
+        if keep_source is not None:
+            options["keep_source"] = keep_source
         doc = chosen.read(stream, options)  # type: ignore[arg-type]
     except InputError as exc:
         if exc.path is None:
@@ -230,7 +241,7 @@ def convert(
             raise UsageError(f"--to {converter.name} writes the whole tree; --leaf does not apply to it")
         if not isinstance(document, Document):
             document = load(
-                document, recover_glued=recover_glued, reader=reader
+                document, recover_glued=recover_glued, reader=reader, keep_source=converter.source_lines
             )  # a leaf is named in the whole tree
         opts["leaf"] = resolve_leaf(document, str(opts["leaf"]))
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
@@ -240,7 +251,7 @@ def convert(
     doc = (
         document
         if isinstance(document, Document)
-        else load(document, recover_glued=recover_glued, reader=reader)
+        else load(document, recover_glued=recover_glued, reader=reader, keep_source=converter.source_lines)
     )
     inputs = [p for p in (read_from, doc.input_path, doc.session.source_path) if p]
     with output_to(target, inputs=inputs) as sink:

@@ -312,7 +312,9 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
     steps = redaction_steps(ns)
-    source = load(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
+    source = load(
+        ns.input, recover_glued=ns.recover_glued, reader=ns.from_, keep_source=converter.source_lines
+    )
     out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
     report = convert(
         source,

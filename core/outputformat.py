@@ -130,6 +130,11 @@ class Converter(Frozen):
       one file for the whole archive (a database) instead of one output per session.
     - ``index``: optional; an :class:`IndexPage`: a directory run writes this format's
       page listing its sessions at the top of the output directory.
+    - ``source_lines``: what the format needs of how the input's lines were spelled, to
+      give an unchanged line back byte for byte: ``"bytes"`` (each line's bytes) or
+      ``"layout"`` (each line's member order, :func:`piconv.jsonl.layout_of`, the
+      bytes only where that cannot say them); the reader is asked to keep it
+      (``keep_source``, :attr:`piconv.ir.Document.source_lines`). ``None``: nothing.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -147,6 +152,7 @@ class Converter(Frozen):
     takes_leaf: bool = True
     archive: Archive | None = None
     index: IndexPage | None = None
+    source_lines: str | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

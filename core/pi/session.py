@@ -354,8 +354,10 @@ class _Builder:
                 fields[name] = value
             elif key in header:
                 extra[key] = value
-        if "version" in header and type(raw_version) is not int:
-            extra["version"] = raw_version  # an explicit null too: kept, as every null is
+        if "version" in header and (type(raw_version) is not int or raw_version == 1):
+            # an explicit null too: kept, as every null is; and an explicit 1, which the
+            # typed field cannot tell from a version 1 file's missing member
+            extra["version"] = raw_version
         if header_rec is None:
             source_version = int(version)
         else:

@@ -13,8 +13,9 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from ..hookspecs import hookimpl
-from ..ir import Document, Entry, SessionInfo
+from ..ir import Document, Entry, SessionInfo, SourceLines
 from ..jsonio import dumps, report_nulls
+from ..jsonl import layout_of, parse, same_json, with_layout
 from ..outputformat import Converter, Option
 from ..report import Report
 from .entries import dump_entry
@@ -22,7 +23,8 @@ from .entries import dump_entry
 
 def dump_header(info: SessionInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "session"}
-    # a version 1 file has no version member: pi added it with version 2
+    # a version 1 file has no version member (pi added it with version 2); an explicit
+    # ``"version": 1`` is kept in ``extra``, as every value the IR's field cannot tell apart
     if info.source_version is not None and "version" not in info.extra and info.source_version != 1:
         out["version"] = info.source_version
     for key, value in (
@@ -53,25 +55,95 @@ def migrated_entry(entry: Entry) -> dict[str, Any]:
 def pi_lines(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any]]:
     """``(source line, JSON value)`` for the header, further headers and every entry,
     in source line order."""
-    items: list[tuple[int, Any]] = []
+    for line, _made, value, _migrated in pi_items(doc, migrate=migrate):
+        yield line, value
+
+
+def pi_items(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any, Any, bool]]:
+    """``(source line, what the reader made of it, JSON value, migrated)`` for the header,
+    further headers and every entry, in source line order; ``migrated``: ``--migrate``
+    changed the value."""
+    items: list[tuple[int, Any, Any, bool]] = []
     if doc.session.line > 0:  # the file had a header line
         header = dump_header(doc.session)
+        moved = migrate and header.get("version") != 3
         if migrate:
             header["version"] = 3
-        items.append((doc.session.line, header))
-    items.extend(doc.session.other_headers)
+        items.append((doc.session.line, doc.session, header, moved))
+    items.extend((line, value, value, False) for line, value in doc.session.other_headers)
     for entry in doc.entries:
-        items.append((entry.origin.line, migrated_entry(entry) if migrate else dump_entry(entry)))
+        if migrate:
+            plain, value = dump_entry(entry), migrated_entry(entry)
+            items.append((entry.origin.line, entry, value, not same_json(plain, value)))
+        else:
+            items.append((entry.origin.line, entry, dump_entry(entry), False))
     items.sort(key=lambda item: item[0])
     yield from items
 
 
+def spell(
+    value: Any, made: Any, line: int, lines: SourceLines | None, *, changed: bool = False
+) -> tuple[bytes, bool, bool]:
+    """The bytes of one output line holding ``value``, whether the line differs from the
+    source's (was rewritten), and whether the bytes are the source line's own: they are
+    when ``made`` is the object the reader made of the line and its value is unchanged;
+    else ``value`` is written with its members in the source line's order (its layout),
+    where the source said it. ``changed``: the writer changed the value (a migration)."""
+    if lines is None:
+        return dumps(value), False, False
+    own = lines.of(made, line)
+    if own is not None:
+        raw, layout, trusted = own
+        if raw is not None and trusted and not changed:
+            return raw, False, True  # the reader's own bytes for its own, untouched object
+        if raw is not None and _same(raw, value):
+            return raw, False, True
+        if layout is not None:
+            return _laid_out(value, layout), changed or raw is not None, False
+    found = lines.template(line)
+    if found is None:
+        return dumps(value), own is not None, False
+    raw, layout = found
+    if raw is not None and _same(raw, value):
+        return raw, False, True
+    if layout is None and raw is not None:
+        layout = _layout_of(raw)
+    return (_laid_out(value, layout) if layout is not None else dumps(value)), True, False
+
+
+def _same(raw: bytes, value: Any) -> bool:
+    try:
+        return same_json(parse(raw), value)
+    except ValueError:
+        return False
+
+
+def _layout_of(raw: bytes) -> Any:
+    try:
+        source = parse(raw)
+    except ValueError:
+        return None
+    return layout_of(source) if type(source) is dict else None
+
+
+def _laid_out(value: Any, layout: Any) -> bytes:
+    return dumps(with_layout(value, layout))
+
+
 def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    if doc.session.source_format != "pi":
+        from .export import write_foreign
+
+        write_foreign(doc, out, options, report)
+        return
     validate = bool(options.get("validate"))
+    migrate = bool(options.get("migrate"))
+    lines = doc.source_lines
     written = 0
+    anew: set[int] = set()  # lines not written as their source bytes
     header_line = doc.session.line  # 0: none; after entries when the source had it late
-    for line, value in pi_lines(doc, migrate=bool(options.get("migrate"))):
-        data = dumps(value)
+    for line, made, value, migrated in pi_items(doc, migrate=migrate):
+        data, rewritten, as_read = spell(value, made, line, lines, changed=migrated)
         if validate:
             problem = line_problem(value, data, header=line == header_line)
             if problem is not None:
@@ -83,11 +155,18 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
         out.write(data)
         out.write(b"\n")
         written += 1
+        if migrated:
+            report.add("line-migrated", line, "written in pi's current (version 3) form")
+        elif rewritten:
+            report.add("line-rewritten", line, "changed since it was read (by a filter): written anew")
+        if not as_read:
+            anew.add(line)
     report.entries_written = written
     for issue in doc.issues:
         if issue.code in _SKIPPED_LINE_CODES:
             report.add("line-dropped", issue.line, issue.code)
-    report_nulls(report, doc.issues)  # JSON has no infinity (see piconv.jsonio)
+    # JSON has no infinity (see piconv.jsonio): a line written anew holds null for it
+    report_nulls(report, [i for i in doc.issues if i.line in anew])
 
 
 _SKIPPED_LINE_CODES = {
@@ -98,6 +177,8 @@ _SKIPPED_LINE_CODES = {
     "invalid-utf8",
     "nul-byte",
     "line-too-long",
+    "too-deep",
+    "blank-line",
 }
 
 
@@ -129,7 +210,11 @@ def check_pi(data: bytes) -> list[str]:
         doc = read(io.BytesIO(data), {})
     except InputError as exc:
         return [f"line 0: {exc}"]
-    return [f"line {i.line}: [{i.code}] {i.message}" for i in doc.issues if i.code in _SKIPPED_LINE_CODES]
+    return [
+        f"line {i.line}: [{i.code}] {i.message}"
+        for i in doc.issues
+        if i.code in _SKIPPED_LINE_CODES and i.code != "blank-line"  # pi reads past a blank line
+    ]
 
 
 @hookimpl
@@ -145,6 +230,7 @@ def register_converters(register: Any) -> None:
             checks_while_writing=True,
             mapping_doc="docs/formats/pi.md",
             takes_leaf=False,  # the whole tree, always
+            source_lines="bytes",  # an unchanged pi line is written back as its bytes
             options=(Option("--migrate", "write pi's current (version 3) form", takes_value=False),),
         )
     )

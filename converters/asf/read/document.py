@@ -165,8 +165,25 @@ def _session(header: JSONDict | None, source_path: str | None) -> ir.SessionInfo
     )
 
 
+def _spelled(lines: ir.SourceLines | None, line: int, made: Any, left: JSONDict) -> None:
+    """The pi line's spelling the writer kept in ``left`` (``layout``, ``text``), noted
+    for a pi writer; the text is only a claim (the file may have been edited since), which
+    the writer checks against what it writes."""
+    if lines is None:
+        return
+    layout = left.get("layout")
+    text = left.get("text")
+    raw = text.encode("utf-8", "surrogatepass") if type(text) is str else None
+    if type(layout) is dict or raw is not None:
+        lines.add(line, made, raw, layout if type(layout) is dict else None, trusted=False)
+
+
 def _pi_entry(
-    group: list[tuple[int, JSONDict]], expected: int, resolve: Any, issues: list[ir.Issue]
+    group: list[tuple[int, JSONDict]],
+    expected: int,
+    resolve: Any,
+    issues: list[ir.Issue],
+    lines: ir.SourceLines | None = None,
 ) -> tuple[ir.Entry | None, int]:
     """The pi entry ``group`` was written from, and the pi line the next one expects."""
     values = [v for _line, v in group]
@@ -199,6 +216,7 @@ def _pi_entry(
         origin,
         extra(left.get("extra")),
     )
+    _spelled(lines, line, made, left)
     return made, line + 1
 
 
@@ -232,10 +250,11 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         ):
             models[value["response_id"]] = value["model"]
     entries: list[ir.Entry] = []
+    lines = ir.SourceLines() if options.get("keep_source") else None
     expected = (header.get("pi") or {}).get("line", 1) + 1 if from_pi and header is not None else 0
     for group, is_pi in zip(groups, pi_groups, strict=True):
         if is_pi:
-            made, expected = _pi_entry(group, expected, resolve, issues)
+            made, expected = _pi_entry(group, expected, resolve, issues, lines)
             if made is not None:
                 entries.append(made)
             continue
@@ -256,6 +275,14 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
     source_path = options.get("source_path")
     if from_pi:
         session = _pi_session(header, source_path)  # type: ignore[arg-type]
+        kept = header.get("pi") if header is not None else None
+        if type(kept) is dict:
+            _spelled(lines, session.line, session, kept)
+            for (ln, value), record in zip(
+                session.other_headers, kept.get("other_headers") or (), strict=False
+            ):
+                if type(record) is dict:
+                    _spelled(lines, ln, value, record)
         leaf = entries[-1].id if entries else None  # pi's rule: the last entry
     else:
         session = _session(header, source_path)
@@ -273,4 +300,5 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         issues=tuple(issues),
         lines_read=lines_read,
         context_builder=rule,
+        source_lines=lines if from_pi else None,
     )

@@ -1,0 +1,1 @@
+"""Any document as a pi session (placeholder, filled below)."""
