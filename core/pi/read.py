@@ -64,6 +64,7 @@ def read(stream: IO[bytes], options: Mapping[str, Any]) -> Document:
     keep = options.get("keep_source")
     problems: list[Any] = []
     items: Any = iter_lines(stream, recover_glued=bool(options.get("recover_glued")), keep_raw=bool(keep))
+    items = _refusing_asf(items)
     spelled: dict[int, tuple[bytes | None, Any] | None] = {}
     if keep:
         items = _spelling(items, spelled, layout=keep == "layout")
@@ -78,6 +79,23 @@ def read(stream: IO[bytes], options: Mapping[str, Any]) -> Document:
     if keep:
         object.__setattr__(doc, "source_lines", _source_lines(doc, spelled))
     return doc
+
+
+def _refusing_asf(items: Iterator[Any]) -> Iterator[Any]:
+    """The reader's items, unless the first object read is an ASF header: such a file
+    is no pi session, whatever ``--from pi`` says (pi would load it as an empty one)."""
+    from ..errors import InputError
+    from ..jsonl import Record
+
+    first = True
+    for item in items:
+        if first and type(item) is Record:
+            first = False
+            fmt = item.value.get("format") if item.value.get("type") == "session" else None
+            if type(fmt) is str and fmt.startswith("agentsession/"):
+                shown = fmt if len(fmt) <= 40 else fmt[:37] + "..."
+                raise InputError(f"an ASF file ({shown}), not a pi session: read it with --from asf")
+        yield item
 
 
 def _spelling(
