@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
-from .errors import InputError, UsageError, ValidationFailed
+from .errors import InputError, PluginError, UsageError, ValidationFailed
 from .ir import Document
 from .leaf import resolve_leaf
 from .output import output_to
@@ -74,6 +75,21 @@ def load_detected(
             stream.close()  # type: ignore[union-attr]
 
 
+@contextmanager
+def plugin_code(what: str, path: str | None) -> Iterator[None]:
+    """Runs a reader's, filter's or format's code: an attempt to end the process from it
+    (``SystemExit``, or another escape past ``Exception``) is a :class:`PluginError`
+    naming ``what``, never a silent exit. ``KeyboardInterrupt`` passes: it is the user's."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except Exception:
+        raise
+    except BaseException as exc:
+        raise PluginError(f"{what} tried to end piconv ({type(exc).__name__}: {exc})", path=path) from None
+
+
 def _read(
     chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bool, keep_source: str | None = None
 ) -> Document:
@@ -88,7 +104,8 @@ def _read(
         }
         if keep_source is not None:
             options["keep_source"] = keep_source
-        doc = chosen.read(stream, options)  # type: ignore[arg-type]
+        with plugin_code(f"reader {chosen.name!r}", name):
+            doc = chosen.read(stream, options)  # type: ignore[arg-type]
     except InputError as exc:
         if exc.path is None:
             raise InputError(str(exc), path=name) from None
@@ -261,11 +278,13 @@ def convert(
         report = new_report(converter, doc)
         report.losses.update(filtered.losses)
         report.notes.update(filtered.notes)
-        converter.write(doc, sink, opts, report)
+        with plugin_code(f"format {converter.name!r}", report.source):
+            converter.write(doc, sink, opts, report)
         if validate and converter.check is not None and not converter.checks_while_writing:
             sink.flush()
             sink.seek(0)
-            errors = converter.check(sink.read())
+            with plugin_code(f"format {converter.name!r}", report.source):
+                errors = converter.check(sink.read())
             if errors:
                 shown = "; ".join(errors[:5])
                 raise ValidationFailed(
@@ -329,7 +348,8 @@ def apply_filters(document: Document, steps: Sequence[FilterStep], report: Repor
     report = report if report is not None else Report(format="")
     read_from = document.input_path or document.session.source_path
     for name, options in steps:
-        document = registry.get_filter(name).apply(document, options, report)
+        with plugin_code(f"filter {name!r}", read_from):
+            document = registry.get_filter(name).apply(document, options, report)
         if read_from and document.input_path is None and document.session.source_path != read_from:
             # a filter may rewrite the session's path (redaction writes ``~`` for the home
             # directory) without knowing the file it came from: the document keeps it, and

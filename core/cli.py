@@ -262,6 +262,8 @@ def _convert(args: list[str]) -> int:
             raise UsageError(f"no input given, and pi's session directory {ns.input} does not exist")
     if ns.input is None:
         raise UsageError("no input given (see piconv --help)")
+    if _same_file(ns.report, ns.output):
+        raise UsageError(f"--report and -o both name {ns.output}: the report would replace the output")
     ns.to = ns.to or inferred
     if not ns.to:
         raise UsageError(
@@ -286,6 +288,16 @@ def _convert(args: list[str]) -> int:
         if value:
             raise UsageError(f"{flag} applies to a directory input; one session is converted in one process")
     return _convert_one(ns, dests)
+
+
+def _same_file(report: str | None, output: str | None) -> bool:
+    """Whether ``--report`` and ``-o`` name one file (``-`` is a stream of each its own)."""
+    if not report or not output or report == "-" or output == "-":
+        return False
+    try:
+        return os.path.samefile(report, output)
+    except OSError:  # one of them does not exist yet: the same path then
+        return os.path.realpath(report) == os.path.realpath(output)
 
 
 def _inferred_format(known: argparse.Namespace) -> list[str]:

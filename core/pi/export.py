@@ -318,6 +318,8 @@ def write_foreign(doc: Document, out: IO[bytes], options: Mapping[str, Any], rep
     export = _Export(doc, report)
     leaf = export.build()
     header = export.header()
+    if leaf is not None:
+        settle_context(doc, header, export.values, leaf, report)
     validate = bool(options.get("validate"))
     from .written import line_problem
 
@@ -336,17 +338,12 @@ def write_foreign(doc: Document, out: IO[bytes], options: Mapping[str, Any], rep
         out.write(b"\n")
         written += 1
     report.entries_written = written
-    if leaf is not None:
-        compare_context(doc, header, export.values, leaf, report)
 
 
-def compare_context(
-    doc: Document, header: JSONDict, values: list[JSONDict], leaf: str, report: Report
-) -> None:
-    """Report ``context-differs`` when pi's context at ``leaf`` over the entries written
-    is not the source's own context, both in pi's shape."""
+def pi_context(header: JSONDict, values: list[JSONDict], leaf: str) -> JSONDict:
+    """The context pi builds at ``leaf`` of a file of ``values`` (pi's rule, in pi's shape)."""
     from ..ir import SessionInfo
-    from .context import build_context, context_to_pi, foreign_context_to_pi
+    from .context import build_context, context_to_pi
     from .entries import load_entry
 
     entries = tuple(
@@ -358,10 +355,46 @@ def compare_context(
         leaf_id=leaf,
         context_builder=build_context,
     )
-    got = context_to_pi(written.context(leaf))
-    want = foreign_context_to_pi(doc, doc.context())
-    if dumps(got, sort_keys=True) != dumps(want, sort_keys=True):
-        report.add("context-differs", None, _first_difference(got, want))
+    return context_to_pi(written.context(leaf))
+
+
+def settle_context(
+    doc: Document, header: JSONDict, values: list[JSONDict], leaf: str, report: Report
+) -> None:
+    """Compare the context pi will build at ``leaf`` with the source's own, in pi's shape.
+    One difference has a remedy: a compaction's checkpoint (its ``systemMessage``) that
+    pi would replay where the source's rule shows no instructions any more (a later
+    setting replaced them), which is then left out (``checkpoint-not-kept``). Any other
+    difference is reported (``context-differs``)."""
+    from .context import foreign_context_to_pi
+
+    want = _sorted(foreign_context_to_pi(doc, doc.context()))
+    got = pi_context(header, values, leaf)
+    if _sorted(got) == want:
+        return
+    by_id = {v["id"]: v for v in values}
+    node = by_id.get(leaf)
+    fold = None
+    while node is not None and fold is None:
+        if node.get("type") == "compaction":
+            fold = node
+        node = by_id.get(node.get("parentId")) if node.get("parentId") is not None else None
+    if fold is not None and "systemMessage" in fold:
+        checkpoint = fold.pop("systemMessage")
+        retry = pi_context(header, values, leaf)
+        if _sorted(retry) == want:
+            report.add(
+                "checkpoint-not-kept",
+                None,
+                f"compaction {fold['id']}: the source shows no instructions at the leaf (replaced after the fold)",
+            )
+            return
+        fold["systemMessage"] = checkpoint
+    report.add("context-differs", None, _first_difference(got, foreign_context_to_pi(doc, doc.context())))
+
+
+def _sorted(value: Any) -> bytes:
+    return dumps(value, sort_keys=True)
 
 
 def _first_difference(got: Any, want: Any, path: str = "") -> str:
