@@ -313,6 +313,11 @@ class _Export:
         return out
 
 
+def header_of(doc: Document, report: Report) -> JSONDict:
+    """A version 3 header for ``doc`` (an id made up when it has none, reported)."""
+    return _Export(doc, report).header()
+
+
 def write_foreign(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
     """``--to pi`` for a document another reader made (see the module's docstring)."""
     export = _Export(doc, report)

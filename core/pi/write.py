@@ -17,8 +17,10 @@ from ..ir import Document, Entry, SessionInfo, SourceLines
 from ..jsonio import dumps, report_nulls
 from ..jsonl import layout_of, parse, same_json, with_layout
 from ..outputformat import Converter, Option
+from ..records import replace
 from ..report import Report
 from .entries import dump_entry
+from .session import js_number
 from .written import line_problem
 
 
@@ -40,8 +42,11 @@ def dump_header(info: SessionInfo) -> dict[str, Any]:
     return out
 
 
-def migrated_entry(entry: Entry) -> dict[str, Any]:
-    """The entry as pi holds it in memory after loading (version 3 form)."""
+def migrated_entry(entry: Entry, *, from_v2: bool = False) -> dict[str, Any]:
+    """The entry as pi holds it in memory after loading (version 3 form); ``from_v2``: the
+    file is older than version 3, whose ``hookMessage`` role pi renames ``custom``."""
+    if from_v2 and entry.origin.source_role == "hookMessage":
+        entry = replace(entry, origin=replace(entry.origin, source_role=None))
     value = dump_entry(entry)
     value["id"] = entry.id
     value["parentId"] = entry.parent_id
@@ -72,9 +77,12 @@ def pi_items(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any
             header["version"] = 3
         items.append((doc.session.line, doc.session, header, moved))
     items.extend((line, value, value, False) for line, value in doc.session.other_headers)
+    # pi renames the role in a file whose header version is below 3 (``version ?? 1``)
+    raw = doc.session.extra.get("version", doc.session.source_version)
+    from_v2 = js_number(1 if raw is None else raw) < 3
     for entry in doc.entries:
         if migrate:
-            plain, value = dump_entry(entry), migrated_entry(entry)
+            plain, value = dump_entry(entry), migrated_entry(entry, from_v2=from_v2)
             items.append((entry.origin.line, entry, value, not same_json(plain, value)))
         else:
             items.append((entry.origin.line, entry, dump_entry(entry), False))
@@ -162,6 +170,13 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
             report.add("line-rewritten", line, "changed since it was read (by a filter): written anew")
         if not as_read:
             anew.add(line)
+    if written == 0:  # nothing readable left (every entry refused on the way): a session still
+        from .export import header_of
+
+        out.write(dumps(header_of(doc, report)))
+        out.write(b"\n")
+        written = 1
+        report.add("header-synthesized", None, "nothing of the session was left to write: a header alone")
     report.entries_written = written
     for issue in doc.issues:
         if issue.code in _SKIPPED_LINE_CODES:
