@@ -598,6 +598,11 @@ def read_records(
 # ``orjson.dumps``; :func:`layout_of` says when that holds.
 
 
+_ORDERS: dict[tuple[str, ...], tuple[tuple[str, ...], Any]] = {}
+"""Names in a line's order -> (the names sorted, the permutation): the orders met so far
+(a session repeats a few shapes on every line). Its lists are never changed."""
+
+
 def layout_of(value: dict, raw: bytes | bytearray | None = None) -> dict | None:
     """The layout of a line whose parsed value (members in the line's order) is
     ``value``; with ``raw``, the line's bytes, ``None`` when the layout cannot give them
@@ -611,7 +616,9 @@ def layout_of(value: dict, raw: bytes | bytearray | None = None) -> dict | None:
     orders: list[Any] = []
     first: dict[tuple[str, ...], int] = {}  # a set of names (sorted) -> its place in orders
     exceptions: list[list[Any]] = []
-    seen: dict[tuple[str, ...], tuple[tuple[str, ...], Any]] = {}  # names in line order -> (sorted, perm)
+    seen = _ORDERS
+    if len(seen) > 4096:  # the shapes of one session are few; another's start afresh
+        seen.clear()
     number = 0
     stack: list[Any] = [value]
     while stack:
