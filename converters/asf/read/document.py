@@ -20,7 +20,7 @@ pi sent, and the RFC's agrees with it turn by turn (``tests/test_asf_read.py``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from piconv import ir, jsonl
@@ -41,20 +41,30 @@ JSONDict = dict[str, Any]
 # --------------------------------------------------------------------------- lines
 
 
-def _lines(
-    stream: IO[bytes], issues: list[ir.Issue], bad_parents: dict[str, Any]
-) -> tuple[JSONDict | None, list[tuple[int, JSONDict]], int]:
-    """The header and the entries that pass the id checks, with their line numbers; every
-    problem is added to ``issues``, and the parent of an entry whose parent is no earlier
-    entry to ``bad_parents`` (the entry's own ``parent`` is then ``None``).
-    :class:`InputError` for input that is no ASF file, or of a version not read."""
-    header: JSONDict | None = None
-    entries: list[tuple[int, JSONDict]] = []
+class _File:
+    """What reading the lines found besides the entries: the header, the lines read."""
+
+    __slots__ = ("enveloped", "header", "lines_read")
+
+    def __init__(self) -> None:
+        self.header: JSONDict | None = None
+        self.lines_read = 0
+        self.enveloped = False  # has any line an ASF entry's envelope (``parent`` and ``ts``)?
+
+
+def _entries(
+    stream: IO[bytes], file: _File, issues: list[ir.Issue], bad_parents: dict[str, Any]
+) -> Iterator[tuple[int, JSONDict]]:
+    """The entries that pass the id checks, with their line numbers, as they are read
+    (the header is in ``file`` before the first); every problem is added to ``issues``,
+    and the parent of an entry whose parent is no earlier entry to ``bad_parents`` (the
+    entry's own ``parent`` is then ``None``). :class:`InputError` for input that is no
+    ASF file, or of a version not read."""
     seen: set[str] = set()
     lineno = 0
-    enveloped = False  # has any line an ASF entry's envelope (``parent`` and ``ts``)?
     for line in iter_lines(stream):
         lineno, value = line.line, line.value
+        file.lines_read = lineno
         if value is None:
             issues.append(ir.Issue(lineno, line.code or "unreadable", f"{line.message}; skipped"))
             continue
@@ -67,13 +77,13 @@ def _lines(
                         "agentsession/ version (a pi session? read it with --from pi)"
                     )
                 gate(fmt)
-                header = restore(value, issues, 1)
+                file.header = restore(value, issues, 1)
             else:
                 issues.append(ir.Issue(lineno, "extra-header", "a session header after line 1; skipped"))
             continue
         if lineno == 1:
             issues.append(ir.Issue(1, "no-header", 'line 1 is no ASF session header (type "session")'))
-        enveloped = enveloped or ("parent" in value and "ts" in value)
+        file.enveloped = file.enveloped or ("parent" in value and "ts" in value)
         entry_id = value.get("id")
         if type(entry_id) is not str or not entry_id:
             issues.append(
@@ -94,14 +104,13 @@ def _lines(
             value["parent"] = None  # what the tree and the context walk see
             bad_parents[entry_id] = parent  # kept in the entry's extra
         seen.add(entry_id)
-        entries.append((lineno, restore(value, issues, lineno)))
+        yield lineno, restore(value, issues, lineno)
     if lineno == 0:
         raise InputError("empty file: not an ASF file")
-    if header is None and not enveloped:
+    if file.header is None and not file.enveloped:
         raise InputError(
             "not an ASF file: no agentsession/ header and no line with an ASF entry's parent and ts"
         )
-    return header, entries, lineno
 
 
 def _shown(value: Any) -> str:
@@ -159,46 +168,84 @@ def _session(header: JSONDict | None, source_path: str | None) -> ir.SessionInfo
 
 
 class _Reading:
-    """One file's entries on their way into the IR."""
+    """One file's entries on their way into the IR, chain by chain as they are read.
 
-    def __init__(self, raw: list[tuple[int, JSONDict]], issues: list[ir.Issue], lines: ir.SourceLines | None):
+    While every chain is one piconv wrote from pi (and pi's rule is at hand), each is read
+    into its IR entry as soon as it ends and let go (``stream``): a file piconv wrote is
+    never held whole beside its document. From the first entry another writer made, the
+    rest is held and read at the end (``finish``): a response's model names the items
+    before it, and RFC 0001's context walks the entries."""
+
+    def __init__(self, issues: list[ir.Issue], lines: ir.SourceLines | None, bad_parents: Mapping[str, Any]):
         self.issues = issues
         self.lines = lines
+        self.bad_parents = bad_parents
         self.ids = _Ids(issues)
         self.ir_id: dict[str, str] = {}  # ASF id -> the IR id of the entry it belongs to
-        self.own: dict[str, str] = {}  # ASF id -> an IR id of its own (a chain read entry by entry)
-        self.plan: list[tuple[Group, bool]] = []
-        for group in groups(raw):
-            if len(group) > 1 and not is_pi(group):
-                self.plan.extend(([item], False) for item in group)  # no chain after all
-            else:
-                self.plan.append((group, is_pi(group)))
-        for group, pi in self.plan:
-            if pi:
-                last_line, last = group[-1]
-                target = self.ids.want(group[0][1]["legacy_id"], last_line)
-                for line, value in group:
-                    self.ir_id[value["id"]] = target
-                    # held back for a chain read entry by entry, should its pi record be bad
-                    self.own[value["id"]] = (
-                        target if value is last else self.ids.want(value["id"], line, report=False)
-                    )
-            else:
-                line, value = group[0]
-                self.ir_id[value["id"]] = self.own[value["id"]] = self.ids.want(value["id"], line)
+        self.held: list[tuple[Group, bool]] | None = None  # None: reading chain by chain
+        self.raw: list[tuple[int, JSONDict]] = []  # the entries held (all of them unless streamed)
+        self.streamed = False  # were entries read and let go?
         self.tool_names: dict[str, str] = {}
         self.models: dict[str, str] = {}
-        for _line, value in raw:
+        self.entries: list[ir.Entry] = []
+        self.made: set[str] = set()
+        self.last_of: dict[str, str] = {}  # IR id -> the last ASF entry it was read from
+        self.all_pi = True
+        self.expected = 0  # the pi line the next chain is expected to stand for
+
+    def split(self, group: Group) -> list[tuple[Group, bool]]:
+        if len(group) > 1 and not is_pi(group):
+            return [([item], False) for item in group]  # no chain after all
+        return [(group, is_pi(group))]
+
+    def assign(self, group: Group, pi: bool) -> dict[str, str]:
+        """IR ids for ``group``'s entries (file order); each ASF id's own id, for a chain
+        read entry by entry should its pi record be bad."""
+        own: dict[str, str] = {}
+        if pi:
+            last_line, last = group[-1]
+            target = self.ids.want(group[0][1]["legacy_id"], last_line)
+            for line, value in group:
+                self.ir_id[value["id"]] = target
+                own[value["id"]] = target if value is last else self.ids.want(value["id"], line, report=False)
+        else:
+            line, value = group[0]
+            self.ir_id[value["id"]] = own[value["id"]] = self.ids.want(value["id"], line)
+        return own
+
+    def take(self, group: Group, *, stream: bool) -> None:
+        """One group of the file, as it is read."""
+        for part, pi in self.split(group):
+            if stream and self.held is None and pi:
+                self.read_one(part, pi, self.assign(part, pi))
+                self.streamed = True
+                continue
+            if self.held is None:
+                self.held = []
+            self.held.append((part, pi))
+            self.raw.extend(part)
+
+    def finish(self) -> None:
+        """The entries held, read in file order."""
+        held = self.held or []
+        for _line, value in self.raw:
             if (
                 value.get("type") == "response"
                 and type(value.get("response_id")) is str
                 and type(value.get("model")) is str
             ):
                 self.models[value["response_id"]] = value["model"]
-        self.entries: list[ir.Entry] = []
-        self.made: set[str] = set()
-        self.last_of: dict[str, str] = {}  # IR id -> the last ASF entry it was read from
-        self.all_pi = True
+        owns = [self.assign(part, pi) for part, pi in held]  # every id first: a reference may look ahead
+        for (part, pi), own in zip(held, owns, strict=True):
+            self.read_one(part, pi, own)
+
+    def read_one(self, group: Group, pi: bool, own: dict[str, str]) -> None:
+        if pi:
+            self.expected = self.pi_chain(group, self.expected, own)
+            return
+        line, value = group[0]
+        self.foreign(line, value, own[value["id"]], self.resolve(value.get("parent")))
+        self.all_pi = False
 
     def resolve(self, asf_id: Any) -> str | None:
         return self.ir_id.get(asf_id) if type(asf_id) is str else None
@@ -234,27 +281,16 @@ class _Reading:
         self.last_of[made.id] = asf_id
         self.entries.append(made)
 
-    def foreign(
-        self, line: int, value: JSONDict, entry_id: str, parent: str | None, bad_parents: Mapping[str, Any]
-    ) -> None:
+    def foreign(self, line: int, value: JSONDict, entry_id: str, parent: str | None) -> None:
         item = value.get("item")
         if type(item) is dict and item.get("type") == "function_call" and type(item.get("call_id")) is str:
             self.tool_names[item["call_id"]] = item["name"] if type(item.get("name")) is str else ""
         made = foreign.entry(value, line, entry_id, parent, self.resolve, self.tool_names, self.models)
-        if value["id"] in bad_parents:
-            made = replace(made, extra={**made.extra, "parent": bad_parents[value["id"]]})
+        if value["id"] in self.bad_parents:
+            made = replace(made, extra={**made.extra, "parent": self.bad_parents[value["id"]]})
         self.add(made, line, value["id"])
 
-    def read(self, expected: int, bad_parents: Mapping[str, Any]) -> None:
-        for group, pi in self.plan:
-            if pi:
-                expected = self.pi_chain(group, expected, bad_parents)
-                continue
-            line, value = group[0]
-            self.foreign(line, value, self.own[value["id"]], self.resolve(value.get("parent")), bad_parents)
-            self.all_pi = False
-
-    def pi_chain(self, group: Group, expected: int, bad_parents: Mapping[str, Any]) -> int:
+    def pi_chain(self, group: Group, expected: int, own: dict[str, str]) -> int:
         last_line, last = group[-1]
         try:
             made, after = pi_entry(group, expected, self.resolve, self.issues, self.lines)
@@ -284,8 +320,8 @@ class _Reading:
         self.all_pi = False
         parent = self.resolve(group[0][1].get("parent"))
         for line, value in group:
-            entry_id = self.own[value["id"]]
-            self.foreign(line, value, entry_id, parent, bad_parents)
+            entry_id = own[value["id"]]
+            self.foreign(line, value, entry_id, parent)
             parent = entry_id
         return expected
 
@@ -294,25 +330,46 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
     """The reader's ``read``: the whole file into the IR (see the module's docstring)."""
     issues: list[ir.Issue] = []
     bad_parents: dict[str, Any] = {}
-    header, raw, lines_read = _lines(stream, issues, bad_parents)
+    file = _File()
     lines = ir.SourceLines() if options.get("keep_source") else None
-    reading = _Reading(raw, issues, lines)
+    reading = _Reading(issues, lines, bad_parents)
+    harness_rule = None
+    stream_on = False
+    first = True
+    for group in groups(_entries(stream, file, issues, bad_parents)):
+        if first:  # the header is read: does it claim a file piconv wrote from pi?
+            first = False
+            header = file.header
+            harness = header.get("harness") if header is not None else None
+            if header is not None and type(harness) is dict and harness.get("name") == "pi":
+                # pi's own rule, when the caller hands it over (piconv.load hands every
+                # reader the context rules of the other readers): the file is read as pi
+                # would read it, chain by chain
+                harness_rule = (options.get("context_rules") or {}).get("pi")
+                kept = header.get("pi")
+                line = kept.get("line", 1) if type(kept) is dict else 1
+                reading.expected = line + 1 if type(line) is int else 0
+            stream_on = harness_rule is not None
+        reading.take(group, stream=stream_on)
+    header = file.header
+    if first and header is not None:  # a header and no entry
+        harness = header.get("harness")
+        if type(harness) is dict and harness.get("name") == "pi":
+            harness_rule = (options.get("context_rules") or {}).get("pi")
+    reading.finish()
+    entries = reading.entries
     harness = header.get("harness") if header is not None else None
-    claims_pi = (
+    from_pi = (
         header is not None
         and type(harness) is dict
         and harness.get("name") == "pi"
-        and bool(reading.plan)
-        and all(pi for _g, pi in reading.plan)
+        and bool(entries or reading.raw or reading.streamed)
+        and reading.all_pi
     )
-    kept = header.get("pi") if header is not None else None
-    first = kept.get("line", 1) if type(kept) is dict else 1
-    reading.read(first + 1 if claims_pi and type(first) is int else 0, bad_parents)
-    entries = reading.entries
-    from_pi = claims_pi and reading.all_pi
     source_path = options.get("source_path")
     if from_pi:
         session = pi_session(header, source_path, issues)  # type: ignore[arg-type]
+        kept = header.get("pi") if header is not None else None
         if type(kept) is dict:
             from .pi_group import spelled
 
@@ -325,21 +382,28 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         leaf = entries[-1].id if entries else None  # pi's rule: the last entry
     else:
         session = _session(header, source_path)
-        found = resume_leaf([v for _l, v in raw])
+        found = resume_leaf([v for _l, v in reading.raw]) if not reading.streamed else None
         leaf = reading.resolve(found) if found is not None else None
-        if leaf is not None and leaf not in reading.made:
+        if leaf is None or leaf not in reading.made:
             leaf = entries[-1].id if entries else None
-    asf = AsfFile(header, [v for _l, v in raw], {v["id"]: v for _l, v in raw})
-    # pi's own rule, when the caller hands it over (piconv.load hands every reader the
-    # context rules of the other readers): the file is then read as pi would read it
-    harness_rule = (options.get("context_rules") or {}).get("pi") if from_pi else None
-    rule = AsfContext(asf, reading.ir_id, reading.last_of, harness_rule=harness_rule)
+    if reading.streamed or (from_pi and harness_rule is not None):
+        # the entries were let go (or are not needed): RFC 0001's context, when asked for,
+        # is made from the document again; pi's rule for a file wholly from pi
+        rule = AsfContext(None, {}, {}, harness_rule=harness_rule if from_pi else None)
+    else:
+        raw = reading.raw
+        rule = AsfContext(
+            AsfFile(header, [v for _l, v in raw], {v["id"]: v for _l, v in raw}),
+            reading.ir_id,
+            reading.last_of,
+        )
+    del reading
     return ir.Document(
         session=session,
         entries=tuple(entries),
         leaf_id=leaf,
         issues=tuple(sorted(issues, key=lambda i: i.line)),
-        lines_read=lines_read,
+        lines_read=file.lines_read,
         context_builder=rule,
         source_lines=lines if from_pi else None,
     )

@@ -55,8 +55,8 @@ def _rename(obj: JSONDict, old: str, new: str) -> None:
 def _original(was: str) -> Any:
     """The value a record's ``was`` spells: a string's JSON text or a number's digits."""
     value = json.loads(was)
-    if type(value) not in (str, int, float):
-        raise ValueError("was is neither a string nor a number")
+    if type(value) not in (str, int, float) or (type(value) is float and value - value != 0):
+        raise ValueError("was is neither a string nor a finite number")
     return value
 
 
