@@ -43,6 +43,7 @@ __all__ = [
     "parse",
     "read_records",
     "same_json",
+    "too_deep",
     "with_layout",
 ]
 
@@ -77,6 +78,12 @@ def _too_deep(raw: bytes | bytearray, value: Any, limit: int) -> bool:
     # Counting opening brackets (one scan in C that keeps only them) rules out almost every
     # line before any walk: a line cannot nest deeper than the brackets it holds.
     return len(raw) > limit and len(raw.translate(None, _NOT_BRACKETS)) > limit and depth_over(value, limit)
+
+
+def too_deep(raw: bytes | bytearray, value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether the line ``raw`` (whose value is ``value``) nests deeper than ``limit``,
+    which the reader would report and skip (a writer checks what it writes with it)."""
+    return _too_deep(raw, value, limit)
 
 
 # Big enough that per-chunk overhead vanishes, small enough to stay cache- and memory-friendly.

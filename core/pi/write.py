@@ -15,7 +15,7 @@ from typing import IO, Any
 from ..hookspecs import hookimpl
 from ..ir import Document, Entry, SessionInfo, SourceLines
 from ..jsonio import dumps, report_nulls
-from ..jsonl import layout_of, parse, same_json, with_layout
+from ..jsonl import MAX_DEPTH, layout_of, parse, same_json, too_deep, with_layout
 from ..outputformat import Converter, Option
 from ..records import replace
 from ..report import Report
@@ -153,6 +153,11 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
     header_line = doc.session.line  # 0: none; after entries when the source had it late
     for line, made, value, migrated in pi_items(doc, migrate=migrate):
         data, rewritten, as_read = spell(value, made, line, lines, changed=migrated)
+        if not as_read and too_deep(data, value):
+            # a value nested past the pi reader's limit (another reader may keep deeper
+            # ones): such a line would not read back, so it is not written
+            report.add("line-dropped", line, f"too-deep: nested deeper than {MAX_DEPTH} levels")
+            continue
         if validate:
             problem = line_problem(value, data, header=line == header_line)
             if problem is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from piconv import ir, jsonl
+from piconv import ir
 from piconv.errors import InputError
 from piconv.ir import replace
 
@@ -33,7 +33,7 @@ from .context import AsfFile, resume_leaf
 from .pi_group import Group, groups, is_pi, pi_entry, pi_session
 from .rule import AsfContext
 from .unnormalise import restore
-from .verify import nesting, problem
+from .verify import problem
 from .version import gate
 
 JSONDict = dict[str, Any]
@@ -251,13 +251,8 @@ class _Reading:
         return self.ir_id.get(asf_id) if type(asf_id) is str else None
 
     def add(self, made: ir.Entry, line: int, asf_id: str, *, pi: bool = False) -> None:
-        """``made`` into the document: not past the nesting limit, its parent made before it
-        (else a root; a pi entry keeps the parent it had, as the pi reader keeps it)."""
-        if nesting(made) > jsonl.MAX_DEPTH:
-            self.issues.append(
-                ir.Issue(line, "too-deep", f"nested deeper than {jsonl.MAX_DEPTH} levels once read; skipped")
-            )
-            return
+        """``made`` into the document, its parent made before it (else a root; a pi entry
+        keeps the parent it had, as the pi reader keeps it)."""
         parent = made.parent_id
         if parent is not None and parent not in self.made:
             self.issues.append(
@@ -295,7 +290,7 @@ class _Reading:
         try:
             made, after = pi_entry(group, expected, self.resolve, self.issues, self.lines)
             why = problem(made) if made is not None else None
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        except Exception as exc:  # a record of another shape than piconv writes: whatever it raises
             why = f"{type(exc).__name__}: {exc}"
         if why is None:
             if made is not None:
