@@ -78,15 +78,12 @@ def load_detected(
 @contextmanager
 def plugin_code(what: str, path: str | None) -> Iterator[None]:
     """Runs a reader's, filter's or format's code: an attempt to end the process from it
-    (``SystemExit``, or another escape past ``Exception``) is a :class:`PluginError`
-    naming ``what``, never a silent exit. ``KeyboardInterrupt`` passes: it is the user's."""
+    (``SystemExit``) is a :class:`PluginError` naming ``what``, never a silent exit.
+    ``KeyboardInterrupt`` passes (the user's), as do the escapes piconv raises on purpose
+    (a directory run's time limit)."""
     try:
         yield
-    except KeyboardInterrupt:
-        raise
-    except Exception:
-        raise
-    except BaseException as exc:
+    except SystemExit as exc:
         raise PluginError(f"{what} tried to end piconv ({type(exc).__name__}: {exc})", path=path) from None
 
 

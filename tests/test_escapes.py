@@ -3,8 +3,7 @@
 - ASF versions are gated as RFC 0001 says: 0.5 to 0.11 read, anything else one line naming
   the version, exit 3.
 - A forced reader that cannot read its input exits 3 with one line.
-- A plugin's ``SystemExit`` (or another escape past ``Exception``) from a hook is
-  reported and the plugin skipped; from a reader's, filter's or format's code it is a
+- A plugin's ``SystemExit`` from a hook is reported and the plugin skipped; from a reader's, filter's or format's code it is a
   ``PluginError`` (exit 4), never a silent exit 0.
 - ``--report`` and ``-o`` naming one file is a usage error.
 """

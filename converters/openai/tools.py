@@ -234,7 +234,9 @@ def convert_tools(tools: list[ToolSpec], compat: dict[str, Any], report: Report)
         if parameters is not None and type(parameters) is not dict:
             # a function's parameters are a JSON Schema object: another value would make the
             # request one no endpoint takes, so the function is declared without them
-            report.add(losses.TOOL_PARAMETERS_DROPPED, None, f"tool {tool.name!r}: {type(parameters).__name__}")
+            report.add(
+                losses.TOOL_PARAMETERS_DROPPED, None, f"tool {tool.name!r}: {type(parameters).__name__}"
+            )
             parameters = None
         if parameters is not None:
             function["parameters"] = parameters
