@@ -9,16 +9,17 @@ records' own annotations, so the check follows the IR as it grows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from piconv import ir
 
-_NUMBERS = (int, float)
 
-
-def _split(annotation: str) -> list[str]:
-    """The alternatives of an annotation (``A | B``), outside brackets."""
+@functools.cache
+def _split(annotation: str) -> tuple[str, ...]:
+    """The alternatives of an annotation (``A | B``), outside brackets (few annotations:
+    each is split once)."""
     out, depth, start = [], 0, 0
     for i, c in enumerate(annotation):
         if c == "[":
@@ -29,7 +30,7 @@ def _split(annotation: str) -> list[str]:
             out.append(annotation[start:i].strip())
             start = i + 1
     out.append(annotation[start:].strip())
-    return out
+    return tuple(out)
 
 
 _UNIONS: dict[str, tuple[type, ...]] = {
@@ -60,67 +61,116 @@ _UNIONS: dict[str, tuple[type, ...]] = {
 }
 
 
-def _fits(value: Any, annotation: str, where: str) -> str | None:
-    """Why ``value`` does not fit ``annotation``, or ``None``."""
-    why = None
+Check = Callable[[Any, str], "str | None"]
+"""``check(value, where)``: why ``value`` does not fit, or ``None``."""
+
+_NOT_MINE = "not mine"
+"""What a nested check says of a value of a kind it does not check (the next one may)."""
+
+
+@functools.cache
+def _checker(annotation: str) -> Check:
+    """The check of one annotation, made once (an IR has a few dozen)."""
+    kinds: set[type] = set()
+    nested: list[Check] = []
     for alt in _split(annotation):
-        if alt == "None":
-            if value is None:
-                return None
-            continue
         if alt == "JSON":
-            return None
-        if alt in ("str", "bool"):
-            if type(value) is (str if alt == "str" else bool):
-                return None
-            continue
-        if alt in ("int", "float"):
-            if type(value) in _NUMBERS:
-                return None
-            continue
-        if alt in ("Content", "tuple[Part, ...]"):
+            return _anything
+        if alt == "None":
+            kinds.add(type(None))
+        elif alt == "str":
+            kinds.add(str)
+        elif alt == "bool":
+            kinds.add(bool)
+        elif alt in ("int", "float"):
+            kinds.update((int, float))
+        elif alt in ("Content", "tuple[Part, ...]"):
             # a string too: the pi reader keeps an assistant message's string content as it is
-            if type(value) is str:
-                return None
-            alt = "tuple[Part, ...]"
-        if alt.startswith("tuple[") and alt.endswith(", ...]"):
-            if type(value) is tuple:
-                inner = alt[len("tuple[") : -len(", ...]")]
-                for i, item in enumerate(value):
-                    why = _fits(item, inner, f"{where}[{i}]")
-                    if why is not None:
-                        return why
-                return None
-            continue
-        if alt.startswith("Mapping[str, "):
-            if isinstance(value, Mapping):
-                inner = alt[len("Mapping[str, ") : -1]
-                for key, item in value.items():
-                    if type(key) is not str:
-                        return f"{where}: a member name that is no string"
-                    if inner != "JSON":
-                        why = _fits(item, inner, f"{where}.{key}")
-                        if why is not None:
-                            return why
-                return None
-            continue
-        if alt == "frozenset[str]":
-            if type(value) is frozenset and all(type(v) is str for v in value):
-                return None
-            continue
-        kinds = _UNIONS.get(alt) or ((getattr(ir, alt),) if isinstance(getattr(ir, alt, None), type) else ())
-        if type(value) in kinds:
-            return problem(value, where)
-    return why or f"{where}: a {type(value).__name__} where the IR has {annotation}"
+            kinds.add(str)
+            nested.append(_items(_checker("Part")))
+        elif alt.startswith("tuple[") and alt.endswith(", ...]"):
+            nested.append(_items(_checker(alt[len("tuple[") : -len(", ...]")])))
+        elif alt.startswith("Mapping[str, "):
+            nested.append(_members(alt[len("Mapping[str, ") : -1]))
+        elif alt == "frozenset[str]":
+            nested.append(_names)
+        else:
+            found = getattr(ir, alt, None)
+            classes = _UNIONS.get(alt) or ((found,) if isinstance(found, type) else ())
+            nested.append(_record(frozenset(classes)))
+    fixed = frozenset(kinds)
+
+    def check(value: Any, where: str) -> str | None:
+        if type(value) in fixed:
+            return None
+        for inner in nested:
+            why = inner(value, where)
+            if why is not _NOT_MINE:
+                return why
+        return f"{where}: a {type(value).__name__} where the IR has {annotation}"
+
+    return check
+
+
+def _anything(_value: Any, _where: str) -> str | None:
+    return None
+
+
+def _items(item: Check) -> Check:
+    def check(value: Any, where: str) -> str | None:
+        if type(value) is not tuple:
+            return _NOT_MINE
+        for i, v in enumerate(value):
+            why = item(v, f"{where}[{i}]")
+            if why is not None:
+                return why if why is not _NOT_MINE else f"{where}[{i}]: a {type(v).__name__}"
+        return None
+
+    return check
+
+
+def _members(annotation: str) -> Check:
+    inner = None if annotation == "JSON" else _checker(annotation)
+
+    def check(value: Any, where: str) -> str | None:
+        if not isinstance(value, Mapping):
+            return _NOT_MINE
+        for key, item in value.items():
+            if type(key) is not str:
+                return f"{where}: a member name that is no string"
+            if inner is not None:
+                why = inner(item, f"{where}.{key}")
+                if why is not None:
+                    return why if why is not _NOT_MINE else f"{where}.{key}: a {type(item).__name__}"
+        return None
+
+    return check
+
+
+def _names(value: Any, _where: str) -> str | None:
+    if type(value) is frozenset and all(type(v) is str for v in value):
+        return None
+    return _NOT_MINE
+
+
+def _record(classes: frozenset[type]) -> Check:
+    def check(value: Any, where: str) -> str | None:
+        if type(value) not in classes:
+            return _NOT_MINE
+        return problem(value, where)
+
+    return check
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, Check], ...]:
+    return tuple((name, _checker(annotation)) for name, annotation in getattr(cls, "_types", {}).items())
 
 
 def problem(obj: Any, where: str = "entry") -> str | None:
     """Why the IR record ``obj`` is not well typed (the first field found), or ``None``."""
-    types = getattr(type(obj), "_types", None)
-    if not types:
-        return None
-    for name, annotation in types.items():
-        why = _fits(getattr(obj, name), annotation, f"{where}.{name}")
+    for name, check in _fields(type(obj)):
+        why = check(getattr(obj, name), f"{where}.{name}")
         if why is not None:
             return why
     return None
