@@ -417,7 +417,7 @@ def stream_document(
         return builder.finish(version, raw_version, lines_read)
     if not buffered:
         raise NotASession(lines_read)
-    if buffered[0].value.get("type") != "session" and not any(_looks_like_pi(r.value) for r in buffered):
+    if buffered[0].value.get("type") != "session" and not any(looks_like_pi(r.value) for r in buffered):
         raise NotASession(lines_read)
     return builder.build(buffered, lines_read)
 
@@ -430,7 +430,10 @@ class NotASession(Exception):
         self.lines_read = lines_read
 
 
-def _looks_like_pi(value: dict[str, Any]) -> bool:
+def looks_like_pi(value: Any) -> bool:
+    """Whether a parsed line is one a pi reader takes for a header or an entry."""
+    if type(value) is not dict:
+        return False
     kind = value.get("type")
     return kind == "session" or (
         type(kind) is str and ("id" in value or "parentId" in value or "message" in value)

@@ -20,7 +20,7 @@ from ..outputformat import Converter, Option
 from ..records import replace
 from ..report import Report
 from .entries import dump_entry
-from .session import js_number
+from .session import js_number, looks_like_pi
 from .written import line_problem
 
 
@@ -151,7 +151,17 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
     written = 0
     anew: set[int] = set()  # lines not written as their source bytes
     header_line = doc.session.line  # 0: none; after entries when the source had it late
-    for line, made, value, migrated in pi_items(doc, migrate=migrate):
+    items = list(pi_items(doc, migrate=migrate))
+    if header_line == 0 and items and not any(looks_like_pi(value) for _l, _m, value, _c in items):
+        # no header, and no entry a pi reader would take for one (only a file another
+        # reader's claims made can be so): a header first, so the output is a session
+        from .export import header_of
+
+        out.write(dumps(header_of(doc, report)))
+        out.write(b"\n")
+        written = 1
+        report.add("header-synthesized", None, "no header and no line a pi reader takes for an entry")
+    for line, made, value, migrated in items:
         data, rewritten, as_read = spell(value, made, line, lines, changed=migrated)
         if not as_read and too_deep(data, value):
             # a value nested past the pi reader's limit (another reader may keep deeper
