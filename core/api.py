@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
-from .errors import InputError, UsageError, ValidationFailed
+from .errors import InputError, PluginError, UsageError, ValidationFailed
 from .ir import Document
 from .leaf import resolve_leaf
 from .output import output_to
@@ -43,31 +44,52 @@ def _open(source: Source) -> tuple[BinaryIO | bytes, str]:
         raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
-def load(source: Source, *, recover_glued: bool = False, reader: str | None = None) -> Document:
+def load(
+    source: Source, *, recover_glued: bool = False, reader: str | None = None, keep_source: str | None = None
+) -> Document:
     """Read a session (a path, ``"-"`` for stdin, bytes or a binary stream) into the IR.
 
     ``reader`` names the input format (``"pi"``, ``"asf"``, a plugin's); without it the
     format is detected from the first bytes (:func:`detect`). Never raises on bad lines:
     they become :attr:`Document.issues`. Raises :class:`InputError` when the input cannot
     be read, no reader recognises it, or it is not the format named.
+
+    ``keep_source`` (``"bytes"`` or ``"layout"``) asks the reader to keep how the lines
+    were spelled (:attr:`Document.source_lines`), for a writer of the same format to give
+    unchanged lines back byte for byte (a format's ``Converter.source_lines`` says which
+    it needs; :func:`convert` asks for it when it reads the input itself).
     """
-    return load_detected(source, recover_glued, reader)[0]
+    return load_detected(source, recover_glued, reader, keep_source)[0]
 
 
 def load_detected(
-    source: Source, recover_glued: bool = False, reader: str | None = None
+    source: Source, recover_glued: bool = False, reader: str | None = None, keep_source: str | None = None
 ) -> tuple[Document, Reader]:
     """As :func:`load`, with the reader that read the input."""
     stream, name = _open(source)
     try:
         chosen, stream = _choose(stream, name, reader)
-        return _read(chosen, stream, name, recover_glued), chosen
+        return _read(chosen, stream, name, recover_glued, keep_source), chosen
     finally:
         if stream is not sys.stdin.buffer and hasattr(stream, "close") and not hasattr(source, "read"):
             stream.close()  # type: ignore[union-attr]
 
 
-def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bool) -> Document:
+@contextmanager
+def plugin_code(what: str, path: str | None) -> Iterator[None]:
+    """Runs a reader's, filter's or format's code: an attempt to end the process from it
+    (``SystemExit``) is a :class:`PluginError` naming ``what``, never a silent exit.
+    ``KeyboardInterrupt`` passes (the user's), as do the escapes piconv raises on purpose
+    (a directory run's time limit)."""
+    try:
+        yield
+    except SystemExit as exc:
+        raise PluginError(f"{what} tried to end piconv ({type(exc).__name__}: {exc})", path=path) from None
+
+
+def _read(
+    chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bool, keep_source: str | None = None
+) -> Document:
     source_path = None if name.startswith("<") else name
     if isinstance(stream, (bytes, bytearray)):
         stream = io.BytesIO(stream)
@@ -77,7 +99,10 @@ def _read(chosen: Reader, stream: BinaryIO | bytes, name: str, recover_glued: bo
             "recover_glued": recover_glued,
             "context_rules": _context_rules(),
         }
-        doc = chosen.read(stream, options)  # type: ignore[arg-type]
+        if keep_source is not None:
+            options["keep_source"] = keep_source
+        with plugin_code(f"reader {chosen.name!r}", name):
+            doc = chosen.read(stream, options)  # type: ignore[arg-type]
     except InputError as exc:
         if exc.path is None:
             raise InputError(str(exc), path=name) from None
@@ -234,7 +259,7 @@ def convert(
             raise UsageError(f"--to {converter.name} writes the whole tree; --leaf does not apply to it")
         if not isinstance(document, Document):
             document = load(
-                document, recover_glued=recover_glued, reader=reader
+                document, recover_glued=recover_glued, reader=reader, keep_source=converter.source_lines
             )  # a leaf is named in the whole tree
         opts["leaf"] = resolve_leaf(document, str(opts["leaf"]))
     target = os.fspath(out) if isinstance(out, (str, os.PathLike)) else out
@@ -248,7 +273,7 @@ def convert(
     doc = (
         document
         if isinstance(document, Document)
-        else load(document, recover_glued=recover_glued, reader=reader)
+        else load(document, recover_glued=recover_glued, reader=reader, keep_source=converter.source_lines)
     )
     inputs = [p for p in (read_from, doc.input_path, doc.session.source_path) if p]
     with output_to(target, inputs=inputs) as sink:
@@ -258,11 +283,13 @@ def convert(
         report = new_report(converter, doc)
         report.losses.update(filtered.losses)
         report.notes.update(filtered.notes)
-        converter.write(doc, sink, opts, report)
+        with plugin_code(f"format {converter.name!r}", report.source):
+            converter.write(doc, sink, opts, report)
         if validate and converter.check is not None and not converter.checks_while_writing:
             sink.flush()
             sink.seek(0)
-            errors = converter.check(sink.read())
+            with plugin_code(f"format {converter.name!r}", report.source):
+                errors = converter.check(sink.read())
             if errors:
                 shown = "; ".join(errors[:5])
                 raise ValidationFailed(
@@ -377,7 +404,8 @@ def apply_filters(document: Document, steps: Sequence[FilterStep], report: Repor
     report = report if report is not None else Report(format="")
     read_from = document.input_path or document.session.source_path
     for name, options in steps:
-        document = registry.get_filter(name).apply(document, options, report)
+        with plugin_code(f"filter {name!r}", read_from):
+            document = registry.get_filter(name).apply(document, options, report)
         if read_from and document.input_path is None and document.session.source_path != read_from:
             # a filter may rewrite the session's path (redaction writes ``~`` for the home
             # directory) without knowing the file it came from: the document keeps it, and

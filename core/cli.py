@@ -354,6 +354,8 @@ def _convert(args: list[str]) -> int:
             raise UsageError(f"no input given, and {whose} session directory {ns.input} does not exist")
     if ns.input is None:
         raise UsageError("no input given (see piconv --help)")
+    if _same_file(ns.report, ns.output):
+        raise UsageError(f"--report and -o both name {ns.output}: the report would replace the output")
     ns.to = ns.to or inferred
     if not ns.to:
         raise UsageError(
@@ -384,6 +386,16 @@ def _convert(args: list[str]) -> int:
     return _convert_one(ns, dests)
 
 
+def _same_file(report: str | None, output: str | None) -> bool:
+    """Whether ``--report`` and ``-o`` name one file (``-`` is a stream of each its own)."""
+    if not report or not output or report == "-" or output == "-":
+        return False
+    try:
+        return os.path.samefile(report, output)
+    except OSError:  # one of them does not exist yet: the same path then
+        return os.path.realpath(report) == os.path.realpath(output)
+
+
 def _inferred_format(known: argparse.Namespace) -> list[str]:
     """``-o out.md`` without ``--to``: the one format that claims the extension (as
     pandoc does); nothing to infer from a directory run, stdout or a listing."""
@@ -408,7 +420,9 @@ def _convert_one(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
     options = {d: getattr(ns, d) for d in dests.get(converter.name, ())}
     options["leaf"] = ns.leaf
     steps = filter_steps(ns)
-    source = load(ns.input, recover_glued=ns.recover_glued, reader=ns.from_)
+    source = load(
+        ns.input, recover_glued=ns.recover_glued, reader=ns.from_, keep_source=converter.source_lines
+    )
     out: Any = ns.output if ns.output not in (None, "-") else sys.stdout.buffer
     report = convert(
         source,

@@ -115,7 +115,7 @@ def choose(readers: list[Reader], head: bytes, name: str, fail: Callable[[str], 
     for reader in readers:
         try:
             score = float(reader.detect(head))
-        except Exception as exc:  # a plugin's bug must not stop the input being read by another
+        except (Exception, SystemExit) as exc:  # a plugin's bug (an exit too) must not stop another reading
             fail(
                 f"reader {reader.name!r} ({reader.distribution}): detect failed: {type(exc).__name__}: {exc}"
             )

@@ -574,6 +574,52 @@ class Issue(Node):
 ContextBuilder = Callable[["Document", "str | None"], Context]
 
 
+class SourceLines:
+    """How the lines a document was read from were spelled, for a writer of the same
+    format: by source line, the object the reader made of the line (an entry, the
+    session header, a further header's value) and the line's bytes or its layout
+    (the order of its objects' members, :func:`piconv.jsonl.layout_of`) or both.
+
+    A writer asks with the object it is writing (:meth:`of`): only the very object the
+    reader made gets the line's bytes, so an entry a filter rebuilt (a new object) is
+    never written with the bytes of what it was. :meth:`template` gives any line's
+    layout, to write a changed entry with its members in their old order. Readers fill
+    it when asked (the ``keep_source`` option, see docs/plugins.md); it is not part of
+    the IR's JSON.
+    """
+
+    __slots__ = ("_lines",)
+
+    def __init__(self) -> None:
+        self._lines: dict[int, tuple[Any, bytes | None, JSON, bool]] = {}
+
+    def add(
+        self, line: int, made: Any, raw: bytes | None = None, layout: JSON = None, *, trusted: bool = True
+    ) -> None:
+        """Line ``line`` was read into ``made``: its bytes ``raw`` and/or its ``layout``.
+        ``trusted``: the bytes are the very line ``made`` was read from (a reader reading
+        them); ``False`` for bytes a file merely claims to be the line's (a writer then
+        checks them against what it writes)."""
+        self._lines[line] = (made, None if raw is None else bytes(raw), layout, trusted)
+
+    def of(self, made: Any, line: int) -> tuple[bytes | None, JSON, bool] | None:
+        """``(bytes, layout, trusted)`` of line ``line`` when ``made`` is the object the
+        reader made of it; else ``None``."""
+        found = self._lines.get(line)
+        if found is None or found[0] is not made:
+            return None
+        return found[1], found[2], found[3]
+
+    def template(self, line: int) -> tuple[bytes | None, JSON] | None:
+        """``(bytes, layout)`` of line ``line``, whatever became of the object made of it:
+        an order to write a changed value in, never its content."""
+        found = self._lines.get(line)
+        return None if found is None else (found[1], found[2])
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """A whole session: metadata, every entry in source order, the problems met."""
@@ -594,6 +640,9 @@ class Document:
     # tool's output was). A format may show the sentences (the HTML page and the
     # Markdown transcript do). Not part of the IR's JSON.
     notes: Mapping[str, str] = field(default=EMPTY, repr=False, compare=False)
+    # How the source's lines were spelled, when the reader was asked to keep it: what a
+    # writer of the same format needs to give an unchanged line back byte for byte.
+    source_lines: SourceLines | None = field(default=None, repr=False, compare=False)
     _index: dict[str, Entry] = field(default_factory=dict, repr=False, compare=False)
     _children: dict[str | None, list[str]] = field(default_factory=dict, repr=False, compare=False)
 

@@ -16,8 +16,9 @@ from . import ir
 from .hookspecs import hookimpl
 from .jsonio import dumps, finite, report_nulls
 from .outputformat import Converter, Option
-from .records import Frozen, field_defaults
+from .records import Frozen, field_defaults, replace
 from .report import Report
+from .validation import MAX_ERRORS, is_valid, schema_errors
 
 PART_TAGS: dict[type, str] = {cls: cls.type for cls in (ir.Text, ir.Image, ir.Reasoning, ir.ToolCall)}
 PART_TAGS[ir.UnknownPart] = "unknown"  # its ``type`` is the source's own
@@ -108,6 +109,9 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
             "--to ir writes the whole tree; --leaf applies only with --with-context (the context at that leaf)",
             path=report.source,
         )
+    if not options.get("pretty") and not any(issue.code == "lone-surrogate" for issue in doc.issues):
+        write_streamed(doc, out, options, report)
+        return
     value = document_to_json(doc)
     if options.get("with_context"):
         ctx = doc.context(options.get("leaf"))
@@ -127,6 +131,81 @@ def write_ir(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], repor
     out.write(b"\n")
     report.entries_written = len(doc.entries)
     report_nulls(report, doc.issues)
+
+
+def write_streamed(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    """The document written entry by entry, each checked as it is written (the schema's
+    ``Entry``, then the references once every id is known): the same bytes as the whole
+    value written at once, without holding the whole value and its bytes. (Indented
+    output, and a document holding a lone surrogate, which the stdlib then writes with
+    every non-ASCII character escaped, are written whole.)"""
+    validate = bool(options.get("validate"))
+    nulls = any(issue.code == "infinite-number" for issue in doc.issues)
+    head = document_to_json(replace(doc, entries=()))  # type: ignore[type-var]
+    context = to_json(doc.context(options.get("leaf"))) if options.get("with_context") else None
+    if nulls:
+        head = finite(head)
+        context = finite(context) if context is not None else None
+    if validate:
+        whole = {**head, "context": context} if context is not None else head
+        if not is_valid(__package__, SCHEMA, whole):
+            _fail(
+                report,
+                [
+                    f"line 1: {m}"
+                    for m in itertools.islice(schema_errors(__package__, SCHEMA, whole), MAX_ERRORS)
+                ],
+            )
+    start = dumps(head)
+    assert start.endswith(b"[]}")
+    out.write(start[:-2])
+    ids: set[str] = set()
+    parents: list[tuple[int, str]] = []
+    for i, entry in enumerate(doc.entries):
+        value = to_json(entry)
+        if nulls:
+            value = finite(value)
+        if validate:
+            if not is_valid(__package__, SCHEMA, value, "Entry"):
+                errors = schema_errors(__package__, SCHEMA, value, "Entry", ("entries", i))
+                _fail(report, [f"line 1: {m}" for m in itertools.islice(errors, MAX_ERRORS)])
+            if value["id"] in ids:
+                _fail(report, [f"line 1: entries/{i}/id: {value['id']!r} is the id of an earlier entry"])
+            ids.add(value["id"])
+            if value["parent_id"] is not None:
+                parents.append((i, value["parent_id"]))
+        if i:
+            out.write(b",")
+        out.write(dumps(value))
+    if validate:
+        errors = [f"entries/{i}/parent_id: no entry has the id {p!r}" for i, p in parents if p not in ids]
+        if head["leaf_id"] is not None and head["leaf_id"] not in ids:
+            errors.append(f"leaf_id: no entry has the id {head['leaf_id']!r}")
+        if context is not None:
+            if context.get("leaf_id") is not None and context["leaf_id"] not in ids:
+                errors.append(f"context/leaf_id: no entry has the id {context['leaf_id']!r}")
+            for i, message in enumerate(context["messages"]):
+                entry_id = message.get("entry_id")
+                if entry_id is not None and entry_id not in ids:
+                    errors.append(f"context/messages/{i}/entry_id: no entry has the id {entry_id!r}")
+        if errors:
+            _fail(report, [f"line 1: {m}" for m in errors[:MAX_ERRORS]])
+    out.write(b"]")
+    if context is not None:
+        out.write(b',"context":')
+        out.write(dumps(context))
+    out.write(b"}\n")
+    report.entries_written = len(doc.entries)
+    report_nulls(report, doc.issues)
+
+
+def _fail(report: Report, errors: list[str]) -> None:
+    from .errors import ValidationFailed
+
+    shown = "; ".join(errors[:5])
+    raise ValidationFailed(
+        f"ir output failed validation ({len(errors)} problems): {shown}", path=report.source
+    )
 
 
 SCHEMA = "schema/ir.schema.json"

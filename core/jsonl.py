@@ -33,7 +33,19 @@ import orjson
 from .problems import Problem
 from .records import Frozen, Mutable, compile_maker, frozen
 
-__all__ = ["MAX_DEPTH", "MAX_LINE_BYTES", "ReadResult", "Record", "iter_lines", "read_records"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_LINE_BYTES",
+    "ReadResult",
+    "Record",
+    "iter_lines",
+    "layout_of",
+    "parse",
+    "read_records",
+    "same_json",
+    "too_deep",
+    "with_layout",
+]
 
 MAX_LINE_BYTES: int = 256 * 1024 * 1024
 
@@ -66,6 +78,12 @@ def _too_deep(raw: bytes | bytearray, value: Any, limit: int) -> bool:
     # Counting opening brackets (one scan in C that keeps only them) rules out almost every
     # line before any walk: a line cannot nest deeper than the brackets it holds.
     return len(raw) > limit and len(raw.translate(None, _NOT_BRACKETS)) > limit and depth_over(value, limit)
+
+
+def too_deep(raw: bytes | bytearray, value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether the line ``raw`` (whose value is ``value``) nests deeper than ``limit``,
+    which the reader would report and skip (a writer checks what it writes with it)."""
+    return _too_deep(raw, value, limit)
 
 
 # Big enough that per-chunk overhead vanishes, small enough to stay cache- and memory-friendly.
@@ -567,3 +585,148 @@ def read_records(
         else:
             add_problem(item)  # type: ignore[arg-type]
     return ReadResult(records, problems, reader.lines_read)
+
+
+# --------------------------------------------------------------------------- layouts
+#
+# A line's *layout* is what, beside its JSON value, it takes to write the line's bytes
+# again: the order of every object's members. A JSON value says nothing of member
+# order, and a format that canonicalises its lines (ASF sorts members) or a writer
+# with an order of its own loses it; the layout brings it back. It is a JSON value, so
+# another file can carry it: ``{"orders": [...], "exceptions": [[n, perm], ...]}``.
+#
+# Objects are numbered in a walk of the value that visits members in sorted order
+# (code points) and array items in order, parents before children; only objects of
+# two members or more count. ``orders`` holds, for each distinct set of member names
+# in the order the walk first meets it, the members' order as a permutation of their
+# sorted names (``0``: sorted already); ``exceptions`` lists the objects (by number)
+# whose order differs from the first of their set. A line a compact JSON writer wrote
+# (pi, JavaScript's ``JSON.stringify``) is its value, in its layout, written by
+# ``orjson.dumps``; :func:`layout_of` says when that holds.
+
+
+_ORDERS: dict[tuple[str, ...], tuple[tuple[str, ...], Any]] = {}
+"""Names in a line's order -> (the names sorted, the permutation): the orders met so far
+(a session repeats a few shapes on every line). Its lists are never changed."""
+
+
+def layout_of(value: dict, raw: bytes | bytearray | None = None) -> dict | None:
+    """The layout of a line whose parsed value (members in the line's order) is
+    ``value``; with ``raw``, the line's bytes, ``None`` when the layout cannot give them
+    back (spaces, escapes or number spellings of another writer, a repeated member)."""
+    if raw is not None:
+        try:
+            if orjson.dumps(value) != raw:
+                return None
+        except orjson.JSONEncodeError:  # a lone surrogate, an integer beyond 64 bits
+            return None
+    orders: list[Any] = []
+    first: dict[tuple[str, ...], int] = {}  # a set of names (sorted) -> its place in orders
+    exceptions: list[list[Any]] = []
+    seen = _ORDERS
+    if len(seen) > 4096:  # the shapes of one session are few; another's start afresh
+        seen.clear()
+    number = 0
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            if len(item) > 1:
+                names = tuple(item)
+                known = seen.get(names)
+                if known is None:
+                    ordered = tuple(sorted(names))
+                    place = {name: i for i, name in enumerate(ordered)}
+                    known = seen[names] = (ordered, 0 if ordered == names else [place[n] for n in names])
+                ordered, perm = known
+                at = first.get(ordered)
+                if at is None:
+                    first[ordered] = len(orders)
+                    orders.append(perm)
+                elif orders[at] != perm:
+                    exceptions.append([number, perm])
+                number += 1
+                children = [item[name] for name in reversed(ordered)]
+            else:
+                children = list(item.values())
+            stack.extend(c for c in children if type(c) is dict or type(c) is list)
+        else:
+            stack.extend(c for c in reversed(item) if type(c) is dict or type(c) is list)
+    layout: dict[str, Any] = {"orders": orders}
+    if exceptions:
+        layout["exceptions"] = exceptions
+    return layout
+
+
+class _Orders:
+    """A layout being applied: the walk's object count and the sets of names met."""
+
+    __slots__ = ("exceptions", "first", "number", "orders")
+
+    def __init__(self, layout: Any) -> None:
+        orders = layout.get("orders") if type(layout) is dict else None
+        self.orders: list[Any] = orders if type(orders) is list else []
+        exceptions = layout.get("exceptions") if type(layout) is dict else None
+        self.exceptions: dict[int, Any] = {}
+        for item in exceptions if type(exceptions) is list else ():
+            if type(item) is list and len(item) == 2 and type(item[0]) is int:
+                self.exceptions[item[0]] = item[1]
+        self.first: dict[tuple[str, ...], int] = {}
+        self.number = 0
+
+    def order(self, names: tuple[str, ...], given: dict) -> list[str] | None:
+        """The order of an object's members (``names`` sorted); ``None``: keep ``given``'s."""
+        number = self.number
+        self.number += 1
+        at = self.first.setdefault(names, len(self.first))
+        perm = self.exceptions.get(number, self.orders[at] if at < len(self.orders) else None)
+        if perm == 0:
+            return list(names)
+        if type(perm) is list and len(perm) == len(names) and sorted(perm) == list(range(len(names))):
+            return [names[i] for i in perm]
+        return None  # not a permutation of these members: what the layout cannot say
+
+    def apply(self, value: Any) -> Any:
+        if type(value) is dict:
+            if len(value) < 2:
+                return {k: self.apply(v) if type(v) in (dict, list) else v for k, v in value.items()}
+            names = tuple(sorted(value))
+            order = self.order(names, value)
+            members = {n: self.apply(value[n]) if type(value[n]) in (dict, list) else value[n] for n in names}
+            return {n: members[n] for n in (order if order is not None else value)}
+        if type(value) is list:
+            return [self.apply(v) if type(v) in (dict, list) else v for v in value]
+        return value
+
+
+def with_layout(value: Any, layout: Any) -> Any:
+    """A copy of ``value`` whose objects' members follow ``layout`` (:func:`layout_of`);
+    an object the layout says nothing of keeps the order it has. ``value`` is not changed."""
+    return _Orders(layout).apply(value)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two parsed JSON values are the same value: members in any order, but
+    ``1`` is not ``1.0`` nor ``true`` (Python's ``==`` says they are)."""
+    try:
+        return orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):  # a lone surrogate, a number beyond 64 bits, infinity
+        import json
+
+        def spelled(value: Any) -> str:
+            return json.dumps(value, sort_keys=True, ensure_ascii=True, allow_nan=True)
+
+        try:
+            return spelled(a) == spelled(b)
+        except (ValueError, TypeError, RecursionError):
+            return False
+
+
+def parse(raw: bytes | bytearray) -> Any:
+    """The JSON value of one line's bytes, as the reader reads it (orjson, else Python's
+    json with the same rules for numbers); raises ``ValueError`` when it is not JSON."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        text = bytes(raw).decode("utf-8")
+        return _decoder().decode(text)

@@ -138,6 +138,11 @@ class Converter(Frozen):
     - ``write_directory``: optional; a :data:`DirectoryFunction`: a single conversion
       whose output names a directory (``-o DIR/``) writes the session as several files
       into it (ATIF: one trajectory per leaf) instead of one output.
+    - ``source_lines``: what the format needs of how the input's lines were spelled, to
+      give an unchanged line back byte for byte: ``"bytes"`` (each line's bytes) or
+      ``"layout"`` (each line's member order, :func:`piconv.jsonl.layout_of`, the
+      bytes only where that cannot say them); the reader is asked to keep it
+      (``keep_source``, :attr:`piconv.ir.Document.source_lines`). ``None``: nothing.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -156,6 +161,7 @@ class Converter(Frozen):
     archive: Archive | None = None
     index: IndexPage | None = None
     write_directory: DirectoryFunction | None = None
+    source_lines: str | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

@@ -152,7 +152,7 @@ class PluginSet:
             outer, self.calling = self.calling, origin
             try:
                 return impl(*args, **kwargs)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # a plugin does not end piconv
                 self.on_failure(
                     f"plugin {origin.plugin!r} ({origin.distribution}): {hook} failed: {type(exc).__name__}: {exc}"
                 )
@@ -223,7 +223,10 @@ def load_third_party(plugins: PluginSet, on_failure: Failure) -> set[str]:
     for ep, dist, version in third_party_entry_points():
         try:
             module = ep.load()
-        except Exception as exc:  # a broken plugin must not take the tool down
+        except (
+            Exception,
+            SystemExit,
+        ) as exc:  # a broken plugin (one that exits too) must not take the tool down
             on_failure(f"plugin {ep.name!r} ({dist}) failed to load: {type(exc).__name__}: {exc}")
             continue
         if plugins.add(module, Origin(ep.name, dist, version), builtin=False):

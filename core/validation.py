@@ -34,32 +34,44 @@ def package_file(package: str, resource: str) -> str:
     return os.path.join(os.path.dirname(importlib.import_module(package).__file__ or ""), resource)
 
 
+def _schema(package: str, resource: str, definition: str | None) -> dict[str, Any]:
+    """The schema, or the one of its ``$defs`` named ``definition`` (with every ``$defs``
+    beside it, so its references resolve)."""
+    schema = load_schema(package, resource)
+    if definition is None:
+        return schema
+    return {"$schema": schema.get("$schema"), "$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]}
+
+
 @functools.cache
-def fast_validator(package: str, resource: str) -> Any:
-    """The jsonschema-rs validator of a shipped schema (imported and compiled on first use)."""
+def fast_validator(package: str, resource: str, definition: str | None = None) -> Any:
+    """The jsonschema-rs validator of a shipped schema, or of one of its definitions
+    (imported and compiled on first use)."""
     import jsonschema_rs
 
-    return jsonschema_rs.validator_for(load_schema(package, resource), validate_formats=True)
+    return jsonschema_rs.validator_for(_schema(package, resource, definition), validate_formats=True)
 
 
 @functools.cache
-def reporting_validator(package: str, resource: str) -> Any:
-    """The jsonschema validator of a shipped schema, whose errors carry their JSON paths."""
+def reporting_validator(package: str, resource: str, definition: str | None = None) -> Any:
+    """The jsonschema validator of a shipped schema (or one of its definitions), whose
+    errors carry their JSON paths."""
     import jsonschema  # lazily: only to say what is wrong
 
-    schema = load_schema(package, resource)
+    schema = _schema(package, resource, definition)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-def is_valid(package: str, resource: str, value: Any) -> bool:
-    """Whether ``value`` matches the schema: jsonschema-rs's verdict, or jsonschema's for a
-    value jsonschema-rs cannot take (a lone surrogate in a string, which JSON escapes allow)."""
+def is_valid(package: str, resource: str, value: Any, definition: str | None = None) -> bool:
+    """Whether ``value`` matches the schema (or its definition ``definition``):
+    jsonschema-rs's verdict, or jsonschema's for a value jsonschema-rs cannot take (a lone
+    surrogate in a string, which JSON escapes allow)."""
     try:
-        return bool(fast_validator(package, resource).is_valid(value))
+        return bool(fast_validator(package, resource, definition).is_valid(value))
     except (UnicodeEncodeError, ValueError, OverflowError):
-        return bool(reporting_validator(package, resource).is_valid(value))
+        return bool(reporting_validator(package, resource, definition).is_valid(value))
 
 
 def parse_json(raw: bytes) -> Any:
@@ -76,16 +88,19 @@ def describe(error: Any, prefix: tuple[Any, ...] = (), skip: int = 0) -> str:
     return f"{path or '(root)'}: {error.message}"
 
 
-def schema_errors(package: str, resource: str, value: Any) -> Iterator[str]:
-    """Every error of ``value`` against the schema as ``path: message``."""
+def schema_errors(
+    package: str, resource: str, value: Any, definition: str | None = None, prefix: tuple[Any, ...] = ()
+) -> Iterator[str]:
+    """Every error of ``value`` against the schema (or its definition ``definition``) as
+    ``path: message``, the paths under ``prefix``."""
     found = False
-    for error in reporting_validator(package, resource).iter_errors(value):
+    for error in reporting_validator(package, resource, definition).iter_errors(value):
         found = True
-        yield describe(error)
-    if not found and not is_valid(package, resource, value):
+        yield describe(error, prefix)
+    if not found and not is_valid(package, resource, value, definition):
         # the two disagree (a format jsonschema has no checker for): jsonschema-rs's words
-        for error in fast_validator(package, resource).iter_errors(value):
-            path = "/".join(str(p) for p in error.instance_path)
+        for error in fast_validator(package, resource, definition).iter_errors(value):
+            path = "/".join(str(p) for p in (*prefix, *error.instance_path))
             yield f"{path or '(root)'}: {error.message}"
 
 

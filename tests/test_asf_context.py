@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import piconv
 import pytest
 from conftest import SHARED
 from piconv.converters.asf.read.context import AsfFile
@@ -19,7 +18,7 @@ EXPECTED = json.loads((ROOT / "tests" / "data" / "asf" / "context" / "expected.j
 
 def load(path: Path) -> AsfFile:
     """The file as the asf reader keeps it for RFC 0001's context algorithm."""
-    return piconv.load(path).context_builder.asf  # type: ignore[union-attr]
+    return AsfFile.of(path)
 
 
 CASES = [(name, leaf) for name, leaves in EXPECTED.items() for leaf in leaves]

@@ -26,9 +26,7 @@ CORPUS = sorted([*SHARED.glob("corpus/pi/*.jsonl"), *SHARED.glob("corpus/pi-gene
 
 def load_asf(data: bytes) -> AsfFile:
     """The file as the asf reader keeps it for RFC 0001's context algorithm."""
-    import piconv
-
-    return piconv.load(data, reader="asf").context_builder.asf  # type: ignore[union-attr]
+    return AsfFile.of(data)
 
 
 def load_pi(path: Path) -> ir.Document:

@@ -71,6 +71,14 @@ def test_pi_writes_an_infinite_number_as_null_and_reports_it(tmp_path: Path) -> 
     report = tmp_path / "report.json"
     result = piconv("-", "--to", "pi", "-o", str(out), "--report", str(report), stdin=INFINITE)
     assert result.returncode == 0, result.stderr
+    # an unchanged line is written as it was read, 1e400 and all (pi reads it as Infinity)
+    assert out.read_bytes().splitlines()[1] == INFINITE.splitlines()[1]
+    assert "number-written-as-null" not in {i["code"] for i in json.loads(report.read_text())["losses"]}
+    # a line written anew (here: redacted) cannot hold it: null, as JSON.stringify writes it
+    result = piconv(
+        "-", "--to", "pi", "--redact-value", "hi", "-o", str(out), "--report", str(report), stdin=INFINITE
+    )
+    assert result.returncode == 0, result.stderr
     assert b'"odd":null' in out.read_bytes() and b"Infinity" not in out.read_bytes()
     losses = json.loads(report.read_text())["losses"]
     assert any(item["code"] == "number-written-as-null" and item["lines"] == [2] for item in losses)

@@ -67,6 +67,7 @@ def test_the_schema_names_exactly_the_fields_the_dataclasses_have() -> None:
         "context_builder",
         "input_path",  # where the file was read: kept for output safety, never written
         "notes",  # what filters left out, for a reader of an output; never written
+        "source_lines",  # how the source's lines were spelled: for a writer of that format, never written
     }
     assert set(_schema()["properties"]) == document | {"piconv_ir", "context"}
     assert typing.get_args(ir.Body) and len(defs["body"]["allOf"]) == len(typing.get_args(ir.Body))

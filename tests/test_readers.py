@@ -173,9 +173,12 @@ def test_no_reader_recognises_binary_nor_an_empty_file() -> None:
         piconv.load(b"")
 
 
-def test_a_forced_reader_reads_what_detection_would_not() -> None:
-    pi_as_asf = piconv.load(PI, reader="asf")
-    assert (1, "not-asf") in [(i.line, i.code) for i in pi_as_asf.issues]
+def test_a_forced_reader_that_cannot_read_its_input_says_so() -> None:
+    with pytest.raises(piconv.InputError, match="not an ASF file: line 1 is a session header"):
+        piconv.load(PI, reader="asf")
+    asf = piconv.convert_to_bytes(PI, "asf")
+    with pytest.raises(piconv.InputError, match=r"an ASF file \(agentsession/0\.11\), not a pi session"):
+        piconv.load(asf, reader="pi")
     with pytest.raises(PluginError, match="unknown input format 'nope'"):
         piconv.load(PI, reader="nope")
 
@@ -205,8 +208,9 @@ def test_from_forces_a_reader_and_a_directory_refuses_it(tmp_path: Any) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(PI)
     forced = _cli(str(path), "--from", "asf", "--to", "ir", "-q")
-    assert forced.returncode == 0 and b'"source_format":"asf"' in forced.stdout
-    assert b'"code":"not-asf"' in forced.stdout
+    assert forced.returncode == 3 and forced.stdout == b""
+    assert forced.stderr.count(b"\n") == 1 and forced.stderr.startswith(b"piconv: error: ")
+    assert b"not an ASF file" in forced.stderr and str(path).encode() in forced.stderr
     assert _cli(str(path), "-f", "pi", "--to", "ir", "-q").stdout.count(b'"source_format":"pi"') == 1
     unknown = _cli(str(path), "--from", "nope", "--to", "ir")
     assert unknown.returncode == 4 and b"unknown input format 'nope' (known: asf, pi)" in unknown.stderr

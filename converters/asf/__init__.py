@@ -60,5 +60,7 @@ def register_converters(register: Any) -> None:
             aliases=("agentsession",),
             checks_while_writing=True,
             takes_leaf=False,  # the whole tree, always
+            # each pi line's member order, kept so the pi file comes back byte for byte
+            source_lines="layout",
         )
     )

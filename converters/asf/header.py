@@ -12,6 +12,7 @@ from piconv.report import Report
 from .ids import CanonicalError, canonical_ts, normalise
 from .jcs import canonical
 from .settings import JSONDict
+from .spelling import spelling
 
 if TYPE_CHECKING:
     from .linecheck import WriteChecker
@@ -23,7 +24,9 @@ PAYLOAD = "openresponses/2026-04-24"
 EPOCH = "1970-01-01T00:00:00Z"
 
 
-def header_of(info: ir.SessionInfo, entries: Iterable[ir.Entry]) -> JSONDict:
+def header_of(
+    info: ir.SessionInfo, entries: Iterable[ir.Entry], lines: ir.SourceLines | None = None
+) -> JSONDict:
     """The ASF header for pi's header ``info``. ``entries`` (in file order) is read only as
     far as needed: the first entry's id stands in for a missing session id, the first RFC
     3339 timestamp for a missing creation time."""
@@ -67,7 +70,13 @@ def header_of(info: ir.SessionInfo, entries: Iterable[ir.Entry]) -> JSONDict:
     if info.extra:
         left["extra"] = dict(info.extra)
     if info.other_headers:
-        left["other_headers"] = [{"line": ln, "value": v} for ln, v in info.other_headers]
+        left["other_headers"] = []
+        for ln, value in info.other_headers:
+            kept: JSONDict = {"line": ln, "value": value}
+            spelling(lines, value, ln, kept)
+            left["other_headers"].append(kept)
+    if info.line > 0:
+        spelling(lines, info, info.line, left)
     if left:
         out["pi"] = left
     return out
@@ -79,9 +88,10 @@ def write_header(
     out: IO[bytes],
     report: Report,
     checker: WriteChecker | None,
+    lines: ir.SourceLines | None = None,
 ) -> None:
-    """Write the header line for ``info`` (``entries``: see :func:`header_of`)."""
-    head = header_of(info, entries)
+    """Write the header line for ``info`` (``entries``, ``lines``: see :func:`header_of`)."""
+    head = header_of(info, entries, lines)
     if not info.id:
         report.add("session-id-synthesized", info.line or None, f"header id {info.id!r}: ASF needs one")
     try:

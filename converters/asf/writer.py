@@ -22,6 +22,7 @@ from .ids import canonical_ts, ts_from_millis
 from .links import Ancestry
 from .mapping import EDITABLE, Mapper, Written
 from .settings import NO_SETTINGS, JSONDict
+from .spelling import spelling
 
 __all__ = ["Writer", "write_asf"]
 
@@ -29,14 +30,17 @@ __all__ = ["Writer", "write_asf"]
 class Writer:
     """The entries of one session, written one pi entry at a time (parents first)."""
 
-    __slots__ = ("emitter", "last_ts", "mapper", "next_line", "report")
+    __slots__ = ("emitter", "last_ts", "lines", "mapper", "next_line", "report")
 
-    def __init__(self, emitter: Emitter, report: Report, next_line: int) -> None:
+    def __init__(
+        self, emitter: Emitter, report: Report, next_line: int, lines: ir.SourceLines | None = None
+    ) -> None:
         self.emitter = emitter
         self.report = report
         self.mapper = Mapper(report, emitter.ancestry)
         self.last_ts = EPOCH
         self.next_line = next_line  # the pi line that follows the last pi entry written
+        self.lines = lines  # how the pi file's lines were spelled, when the reader kept it
 
     @property
     def written(self) -> int:
@@ -81,6 +85,7 @@ class Writer:
         if line != self.next_line:
             left["line"] = line  # out of file order, or after lines not read
         self.next_line = line + 1
+        spelling(self.lines, entry, line, left)
         ts = self.ts_of(entry, left)
         lines, state = mapper.map_body(entry, parent_state, left, parent)
         if parent is None:
@@ -124,19 +129,21 @@ def start(
     out: IO[bytes],
     options: Mapping[str, Any],
     report: Report,
+    lines: ir.SourceLines | None = None,
 ) -> Writer:
-    """Write the header line; the writer for the entries that follow."""
+    """Write the header line; the writer for the entries that follow. ``lines``: how the
+    pi file's lines were spelled (:attr:`piconv.ir.Document.source_lines`)."""
     checker = None
     if options.get("validate"):
         from .linecheck import WriteChecker
 
         checker = WriteChecker(info.source_path)
-    write_header(info, entries, out, report, checker)
-    return Writer(Emitter(out, report, checker, Ancestry()), report, info.line + 1)
+    write_header(info, entries, out, report, checker, lines)
+    return Writer(Emitter(out, report, checker, Ancestry()), report, info.line + 1, lines)
 
 
 def _write_document(doc: ir.Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
-    writer = start(doc.session, doc.entries, out, options, report)
+    writer = start(doc.session, doc.entries, out, options, report, doc.source_lines)
     waiting: dict[str, list[ir.Entry]] = {}
     present = {e.id for e in doc.entries}
 

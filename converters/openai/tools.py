@@ -231,6 +231,13 @@ def convert_tools(tools: list[ToolSpec], compat: dict[str, Any], report: Report)
         if tool.description is not None:
             function["description"] = tool.description
         parameters = make_strict_json_schema(tool.parameters) if strict is True else tool.parameters
+        if parameters is not None and type(parameters) is not dict:
+            # a function's parameters are a JSON Schema object: another value would make the
+            # request one no endpoint takes, so the function is declared without them
+            report.add(
+                losses.TOOL_PARAMETERS_DROPPED, None, f"tool {tool.name!r}: {type(parameters).__name__}"
+            )
+            parameters = None
         if parameters is not None:
             function["parameters"] = parameters
         if supports_strict:

@@ -141,9 +141,12 @@ def _run(task: Task, result: dict[str, Any]) -> None:
     if task.unchanged_if_sha256 is not None and digest == task.unchanged_if_sha256:
         result["status"] = "unchanged"
         return
+    # what the formats need of how the lines were spelled ("bytes" serves "layout" too)
+    spelled = {api.get_format(spec.name).source_lines for spec in task.formats} - {None}
+    keep = "bytes" if "bytes" in spelled else next(iter(spelled), None)
     try:
         doc, reader = api.load_detected(
-            _NamedBytes(data, task.path), task.recover_glued, None
+            _NamedBytes(data, task.path), task.recover_glued, None, keep
         )  # the reader detected
         result["reader"] = reader.name
     except PiconvError as exc:

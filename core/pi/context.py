@@ -251,5 +251,27 @@ def context_to_pi(context: Context) -> dict[str, Any]:
 
 def context_as_pi(document: Document, leaf: str | None = None) -> dict[str, Any]:
     """The model-visible context at ``leaf`` (default: the document's leaf) as JSON in
-    pi's own shape, as ``piconv inspect --context`` prints it."""
-    return context_to_pi(document.context(leaf))
+    pi's own shape, as ``piconv inspect --context`` prints it. A document another
+    reader made is shown as pi holds it after ``--to pi`` (``piconv.pi.foreign``): its
+    messages in pi's names only, pi's default thinking level where it names none."""
+    if document.session.source_format == "pi":
+        return context_to_pi(document.context(leaf))
+    return foreign_context_to_pi(document, document.context(leaf))
+
+
+def foreign_context_to_pi(document: Document, context: Context) -> dict[str, Any]:
+    """The context of a document another reader made, as pi's JSON (see
+    :func:`context_as_pi`): each message as ``--to pi`` writes it."""
+    from .foreign import pi_level, pi_message, pi_model
+
+    messages = []
+    for item in context.messages:
+        entry = document.get(item.entry_id) if item.entry_id is not None else None
+        message = pi_message(item.message, entry)
+        if message is not None:
+            messages.append(message)
+    return {
+        "messages": messages,
+        "model": pi_model(context.model),
+        "thinkingLevel": pi_level(context.reasoning_level),
+    }

@@ -8,7 +8,7 @@ context rule when they are first called.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
@@ -18,7 +18,7 @@ from ..inputformat import Reader
 
 if TYPE_CHECKING:
     from ..facts import SessionScan
-    from ..ir import Context, Document
+    from ..ir import Context, Document, SourceLines
 
 _ASF = b"agentsession/"
 
@@ -65,19 +65,78 @@ def read(stream: IO[bytes], options: Mapping[str, Any]) -> Document:
     from ..jsonl import iter_lines
     from .session import NotASession, stream_document
 
+    keep = options.get("keep_source")
     problems: list[Any] = []
+    items: Any = iter_lines(stream, recover_glued=bool(options.get("recover_glued")), keep_raw=bool(keep))
+    items = _refusing_asf(items)
+    spelled: dict[int, tuple[bytes | None, Any] | None] = {}
+    if keep:
+        items = _spelling(items, spelled, layout=keep == "layout")
     try:
-        return stream_document(
-            iter_lines(stream, recover_glued=bool(options.get("recover_glued"))),
-            options.get("source_path"),
-            problems,
-        )
+        doc = stream_document(items, options.get("source_path"), problems)
     except NotASession as exc:
         if exc.lines_read == 0:
             raise InputError("empty file: not a pi session") from None
         first = problems[0] if problems else None
         why = f" (line {first.line}: {first.message})" if first else ""
         raise InputError(f"not a pi session: no session header and no session entries{why}") from None
+    if keep:
+        object.__setattr__(doc, "source_lines", _source_lines(doc, spelled))
+    return doc
+
+
+def _refusing_asf(items: Iterator[Any]) -> Iterator[Any]:
+    """The reader's items, unless the first object read is an ASF header: such a file
+    is no pi session, whatever ``--from pi`` says (pi would load it as an empty one)."""
+    from ..errors import InputError
+    from ..jsonl import Record
+
+    first = True
+    for item in items:
+        if first and type(item) is Record:
+            first = False
+            fmt = item.value.get("format") if item.value.get("type") == "session" else None
+            if type(fmt) is str and fmt.startswith("agentsession/"):
+                shown = fmt if len(fmt) <= 40 else fmt[:37] + "..."
+                raise InputError(f"an ASF file ({shown}), not a pi session: read it with --from asf")
+        yield item
+
+
+def _spelling(
+    items: Iterator[Any], spelled: dict[int, tuple[bytes | None, Any] | None], *, layout: bool
+) -> Iterator[Any]:
+    """The reader's items, noting how each line was spelled: its bytes, or its layout
+    (``piconv.jsonl.layout_of``) and its bytes only where the layout cannot give them
+    back. A line holding several objects (``--recover-glued``) is noted as none."""
+    from ..jsonl import Record, layout_of
+
+    for item in items:
+        if type(item) is Record and item.raw is not None:
+            if item.line in spelled:
+                spelled[item.line] = None  # glued objects: each is written on a line of its own
+            elif layout:
+                found = layout_of(item.value, item.raw)
+                spelled[item.line] = (bytes(item.raw) if found is None else None, found)
+            else:
+                spelled[item.line] = (bytes(item.raw), None)
+        yield item
+
+
+def _source_lines(doc: Document, spelled: dict[int, tuple[bytes | None, Any] | None]) -> SourceLines:
+    """The document's :class:`~piconv.ir.SourceLines`: each line's spelling with the
+    object the reader finally made of it (after renaming and repairs)."""
+    from ..ir import SourceLines
+
+    lines = SourceLines()
+    made: list[tuple[int, Any]] = [(e.origin.line, e) for e in doc.entries]
+    if doc.session.line > 0:
+        made.append((doc.session.line, doc.session))
+    made.extend(doc.session.other_headers)
+    for line, obj in made:
+        found = spelled.get(line)
+        if found is not None:
+            lines.add(line, obj, found[0], found[1])
+    return lines
 
 
 def context(document: Document, leaf_id: str | None) -> Context:

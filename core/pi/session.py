@@ -358,8 +358,10 @@ class _Builder:
                 fields[name] = value
             elif key in header:
                 extra[key] = value
-        if "version" in header and type(raw_version) is not int:
-            extra["version"] = raw_version  # an explicit null too: kept, as every null is
+        if "version" in header and (type(raw_version) is not int or raw_version == 1):
+            # an explicit null too: kept, as every null is; and an explicit 1, which the
+            # typed field cannot tell from a version 1 file's missing member
+            extra["version"] = raw_version
         if header_rec is None:
             source_version = int(version)
         else:
@@ -425,7 +427,7 @@ def stream_document(
         buffered.insert(0, _Record(*title.pop()))  # no header after it: an ordinary line
     if not buffered:
         raise NotASession(lines_read)
-    if buffered[0].value.get("type") != "session" and not any(_looks_like_pi(r.value) for r in buffered):
+    if buffered[0].value.get("type") != "session" and not any(looks_like_pi(r.value) for r in buffered):
         raise NotASession(lines_read)
     return builder.build(buffered, lines_read, title)
 
@@ -455,7 +457,10 @@ class NotASession(Exception):
         self.lines_read = lines_read
 
 
-def _looks_like_pi(value: dict[str, Any]) -> bool:
+def looks_like_pi(value: Any) -> bool:
+    """Whether a parsed line is one a pi reader takes for a header or an entry."""
+    if type(value) is not dict:
+        return False
     kind = value.get("type")
     return kind == "session" or (
         type(kind) is str and ("id" in value or "parentId" in value or "message" in value)

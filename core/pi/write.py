@@ -13,16 +13,21 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from ..hookspecs import hookimpl
-from ..ir import Document, Entry, SessionInfo
+from ..ir import Document, Entry, SessionInfo, SourceLines
 from ..jsonio import dumps, report_nulls
+from ..jsonl import MAX_DEPTH, layout_of, parse, same_json, too_deep, with_layout
 from ..outputformat import Converter, Option
+from ..records import replace
 from ..report import Report
 from .entries import dump_entry
+from .session import js_number, looks_like_pi
+from .written import line_problem
 
 
 def dump_header(info: SessionInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "session"}
-    # a version 1 file has no version member: pi added it with version 2
+    # a version 1 file has no version member (pi added it with version 2); an explicit
+    # ``"version": 1`` is kept in ``extra``, as every value the IR's field cannot tell apart
     if info.source_version is not None and "version" not in info.extra and info.source_version != 1:
         out["version"] = info.source_version
     for key, value in (
@@ -37,8 +42,11 @@ def dump_header(info: SessionInfo) -> dict[str, Any]:
     return out
 
 
-def migrated_entry(entry: Entry) -> dict[str, Any]:
-    """The entry as pi holds it in memory after loading (version 3 form)."""
+def migrated_entry(entry: Entry, *, from_v2: bool = False) -> dict[str, Any]:
+    """The entry as pi holds it in memory after loading (version 3 form); ``from_v2``: the
+    file is older than version 3, whose ``hookMessage`` role pi renames ``custom``."""
+    if from_v2 and entry.origin.source_role == "hookMessage":
+        entry = replace(entry, origin=replace(entry.origin, source_role=None))
     value = dump_entry(entry)
     value["id"] = entry.id
     value["parentId"] = entry.parent_id
@@ -53,25 +61,113 @@ def migrated_entry(entry: Entry) -> dict[str, Any]:
 def pi_lines(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any]]:
     """``(source line, JSON value)`` for the header, further headers and every entry,
     in source line order."""
-    items: list[tuple[int, Any]] = []
+    for line, _made, value, _migrated in pi_items(doc, migrate=migrate):
+        yield line, value
+
+
+def pi_items(doc: Document, *, migrate: bool = False) -> Iterator[tuple[int, Any, Any, bool]]:
+    """``(source line, what the reader made of it, JSON value, migrated)`` for the header,
+    further headers and every entry, in source line order; ``migrated``: ``--migrate``
+    changed the value."""
+    items: list[tuple[int, Any, Any, bool]] = []
     if doc.session.line > 0:  # the file had a header line
         header = dump_header(doc.session)
+        moved = migrate and header.get("version") != 3
         if migrate:
             header["version"] = 3
-        items.append((doc.session.line, header))
-    items.extend(doc.session.other_headers)
+        items.append((doc.session.line, doc.session, header, moved))
+    items.extend((line, value, value, False) for line, value in doc.session.other_headers)
+    # pi renames the role in a file whose header version is below 3 (``version ?? 1``)
+    raw = doc.session.extra.get("version", doc.session.source_version)
+    from_v2 = js_number(1 if raw is None else raw) < 3
     for entry in doc.entries:
-        items.append((entry.origin.line, migrated_entry(entry) if migrate else dump_entry(entry)))
+        if migrate:
+            plain, value = dump_entry(entry), migrated_entry(entry, from_v2=from_v2)
+            items.append((entry.origin.line, entry, value, not same_json(plain, value)))
+        else:
+            items.append((entry.origin.line, entry, dump_entry(entry), False))
     items.sort(key=lambda item: item[0])
     yield from items
 
 
+def spell(
+    value: Any, made: Any, line: int, lines: SourceLines | None, *, changed: bool = False
+) -> tuple[bytes, bool, bool]:
+    """The bytes of one output line holding ``value``, whether the line differs from the
+    source's (was rewritten), and whether the bytes are the source line's own: they are
+    when ``made`` is the object the reader made of the line and its value is unchanged;
+    else ``value`` is written with its members in the source line's order (its layout),
+    where the source said it. ``changed``: the writer changed the value (a migration)."""
+    if lines is None:
+        return dumps(value), False, False
+    own = lines.of(made, line)
+    if own is not None:
+        raw, layout, trusted = own
+        if raw is not None and trusted and not changed:
+            return raw, False, True  # the reader's own bytes for its own, untouched object
+        if raw is not None and _same(raw, value):
+            return raw, False, True
+        if layout is not None:
+            return _laid_out(value, layout), changed or raw is not None, False
+    found = lines.template(line)
+    if found is None:
+        return dumps(value), own is not None, False
+    raw, layout = found
+    if raw is not None and _same(raw, value):
+        return raw, False, True
+    if layout is None and raw is not None:
+        layout = _layout_of(raw)
+    return (_laid_out(value, layout) if layout is not None else dumps(value)), True, False
+
+
+def _same(raw: bytes, value: Any) -> bool:
+    try:
+        return same_json(parse(raw), value)
+    except ValueError:
+        return False
+
+
+def _layout_of(raw: bytes) -> Any:
+    try:
+        source = parse(raw)
+    except ValueError:
+        return None
+    return layout_of(source) if type(source) is dict else None
+
+
+def _laid_out(value: Any, layout: Any) -> bytes:
+    return dumps(with_layout(value, layout))
+
+
 def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: Report) -> None:
+    if doc.session.source_format != "pi":
+        from .export import write_foreign
+
+        write_foreign(doc, out, options, report)
+        return
     validate = bool(options.get("validate"))
+    migrate = bool(options.get("migrate"))
+    lines = doc.source_lines
     written = 0
+    anew: set[int] = set()  # lines not written as their source bytes
     header_line = doc.session.line  # 0: none; after entries when the source had it late
-    for line, value in pi_lines(doc, migrate=bool(options.get("migrate"))):
-        data = dumps(value)
+    items = list(pi_items(doc, migrate=migrate))
+    if header_line == 0 and items and not any(looks_like_pi(value) for _l, _m, value, _c in items):
+        # no header, and no entry a pi reader would take for one (only a file another
+        # reader's claims made can be so): a header first, so the output is a session
+        from .export import header_of
+
+        out.write(dumps(header_of(doc, report)))
+        out.write(b"\n")
+        written = 1
+        report.add("header-synthesized", None, "no header and no line a pi reader takes for an entry")
+    for line, made, value, migrated in items:
+        data, rewritten, as_read = spell(value, made, line, lines, changed=migrated)
+        if not as_read and too_deep(data, value):
+            # a value nested past the pi reader's limit (another reader may keep deeper
+            # ones): such a line would not read back, so it is not written
+            report.add("line-dropped", line, f"too-deep: nested deeper than {MAX_DEPTH} levels")
+            continue
         if validate:
             problem = line_problem(value, data, header=line == header_line)
             if problem is not None:
@@ -83,11 +179,25 @@ def write_pi(doc: Document, out: IO[bytes], options: Mapping[str, Any], report: 
         out.write(data)
         out.write(b"\n")
         written += 1
+        if migrated:
+            report.add("line-migrated", line, "written in pi's current (version 3) form")
+        elif rewritten:
+            report.add("line-rewritten", line, "changed since it was read (by a filter): written anew")
+        if not as_read:
+            anew.add(line)
+    if written == 0:  # nothing readable left (every entry refused on the way): a session still
+        from .export import header_of
+
+        out.write(dumps(header_of(doc, report)))
+        out.write(b"\n")
+        written = 1
+        report.add("header-synthesized", None, "nothing of the session was left to write: a header alone")
     report.entries_written = written
     for issue in doc.issues:
         if issue.code in _SKIPPED_LINE_CODES:
             report.add("line-dropped", issue.line, issue.code)
-    report_nulls(report, doc.issues)  # JSON has no infinity (see piconv.jsonio)
+    # JSON has no infinity (see piconv.jsonio): a line written anew holds null for it
+    report_nulls(report, [i for i in doc.issues if i.line in anew])
 
 
 _SKIPPED_LINE_CODES = {
@@ -98,23 +208,9 @@ _SKIPPED_LINE_CODES = {
     "invalid-utf8",
     "nul-byte",
     "line-too-long",
+    "too-deep",
+    "blank-line",
 }
-
-
-def line_problem(value: Any, data: bytes, *, header: bool) -> str | None:
-    """Why the written line ``data`` (``value`` dumped) would not read back as the same
-    line, or ``None``: it must be one JSON object within the reader's line limit, and the
-    header's line (where the source had it) a session header. A line of JSON written by
-    :func:`piconv.jsonio.dumps` holds no newline, no NUL byte and only UTF-8."""
-    from ..jsonl import MAX_LINE_BYTES
-
-    if type(value) is not dict:
-        return f"[not-object] a {type(value).__name__} is not a JSON object"
-    if len(data) > MAX_LINE_BYTES:
-        return f"[line-too-long] the line is {len(data)} bytes, over the limit of {MAX_LINE_BYTES}"
-    if header and value.get("type") != "session":
-        return "[not-a-header] the first line is not a session header"
-    return None
 
 
 def check_pi(data: bytes) -> list[str]:
@@ -129,7 +225,11 @@ def check_pi(data: bytes) -> list[str]:
         doc = read(io.BytesIO(data), {})
     except InputError as exc:
         return [f"line 0: {exc}"]
-    return [f"line {i.line}: [{i.code}] {i.message}" for i in doc.issues if i.code in _SKIPPED_LINE_CODES]
+    return [
+        f"line {i.line}: [{i.code}] {i.message}"
+        for i in doc.issues
+        if i.code in _SKIPPED_LINE_CODES and i.code != "blank-line"  # pi reads past a blank line
+    ]
 
 
 @hookimpl
@@ -145,6 +245,7 @@ def register_converters(register: Any) -> None:
             checks_while_writing=True,
             mapping_doc="docs/formats/pi.md",
             takes_leaf=False,  # the whole tree, always
+            source_lines="bytes",  # an unchanged pi line is written back as its bytes
             options=(Option("--migrate", "write pi's current (version 3) form", takes_value=False),),
         )
     )

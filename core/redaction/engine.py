@@ -481,4 +481,7 @@ class Redactor:
             context_builder=document.context_builder,
             input_path=document.input_path or document.session.source_path,
             notes=document.notes,
+            # what is unchanged keeps its source bytes: only the object the reader made of
+            # a line gets them (piconv.ir.SourceLines), so a redacted entry never does
+            source_lines=document.source_lines,
         )

@@ -41,12 +41,32 @@ class AsfFile:
     entries: list[JSONDict]
     index: dict[str, JSONDict]
 
+    @classmethod
+    def of(cls, source: Any) -> AsfFile:
+        """The header and entries of an ASF file (a path, bytes or a binary stream) as RFC
+        0001's context algorithm reads them: every line that is an object with a string
+        ``id``, undone from normalisation (no other check: the reader's job)."""
+        from ..lines import iter_lines
+        from .unnormalise import restore
+
+        header = None
+        entries = []
+        for line in iter_lines(source):
+            value = line.value
+            if value is None:
+                continue
+            if value.get("type") == "session":
+                header = header or value
+            elif type(value.get("id")) is str:
+                entries.append(restore(value))
+        return cls(header, entries, {e["id"]: e for e in entries})
+
     def leaf(self) -> str | None:
         """The leaf RFC 0001's resume rule gives."""
         return resume_leaf(self.entries)
 
     def leaves(self) -> list[str]:
-        parents = {e.get("parent") for e in self.entries}
+        parents = {e.get("parent") for e in self.entries if type(e.get("parent")) is str}
         return [e["id"] for e in self.entries if e["id"] not in parents]
 
     def path(self, leaf: str) -> list[JSONDict]:
@@ -119,8 +139,20 @@ def resume_leaf(entries: list[JSONDict]) -> str | None:
 # --------------------------------------------------------------------------- settings
 
 
-def _sha(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _sha(text: Any) -> str:
+    if type(text) is not str:
+        return ""  # no part's text: matches no hash
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _objects(value: Any) -> list[JSONDict]:
+    """The objects of a list (anything else: none)."""
+    return [v for v in value if type(v) is dict] if type(value) is list else []
+
+
+def _named(part: JSONDict) -> bool:
+    """Whether a part's ``id`` can name it: a string, or none at all."""
+    return part.get("id") is None or type(part.get("id")) is str
 
 
 class _Settings:
@@ -135,15 +167,17 @@ class _Settings:
         self.omit_reasoning: str | None = None
         self.omit_items: set[str] = set()
 
-    def start_from(self, checkpoint: JSONDict) -> None:
+    def start_from(self, checkpoint: Any) -> None:
         self.__init__()  # type: ignore[misc]
+        if type(checkpoint) is not dict:
+            return  # a checkpoint that is no object sets nothing
         for key in _SETTINGS:
             if checkpoint.get(key) is not None:
                 self.values[key] = checkpoint[key]
-        self.tools = list(checkpoint.get("tools") or [])
-        self.extra = dict(checkpoint.get("extra") or {})
+        self.tools = _objects(checkpoint.get("tools"))
+        self.extra = dict(checkpoint["extra"]) if type(checkpoint.get("extra")) is dict else {}
         if isinstance(checkpoint.get("instructions_parts"), list):
-            self.parts = [dict(p) for p in checkpoint["instructions_parts"] if isinstance(p, dict)]
+            self.parts = [dict(p) for p in _objects(checkpoint["instructions_parts"]) if _named(p)]
         self._omit(checkpoint.get("omit"))
 
     def apply(self, delta: JSONDict) -> None:
@@ -152,15 +186,17 @@ class _Settings:
         for key in _SETTINGS:
             if key in delta and delta[key] is not None:
                 self.values[key] = delta[key]
-        for name in delta.get("tools_removed") or ():
+        removed = delta.get("tools_removed")
+        for name in removed if type(removed) is list else ():
             self.tools = [t for t in self.tools if t.get("name") != name]
-        for tool in delta.get("tools_added") or ():
+        for tool in _objects(delta.get("tools_added")):
             names = [t.get("name") for t in self.tools]
             if tool.get("name") in names:
                 self.tools[names.index(tool.get("name"))] = tool
             else:
                 self.tools.append(tool)
-        for key, value in (delta.get("extra") or {}).items():
+        extra = delta.get("extra")
+        for key, value in (extra if type(extra) is dict else {}).items():
             if value is None:
                 self.extra.pop(key, None)
             else:
@@ -172,12 +208,12 @@ class _Settings:
 
     def _parts(self, elements: list[Any], instructions: Any) -> None:
         current = self.parts or []
-        by_id = {p.get("id"): p for p in current}
+        by_id = {p.get("id"): p for p in current}  # ids are strings or absent (_named)
         cursor = 0
         resolved: list[JSONDict] = []
         ok = True
         for el in elements:
-            if not isinstance(el, dict):
+            if not isinstance(el, dict) or not _named(el):
                 ok = False
                 continue
             pid = el.get("id")
@@ -193,7 +229,7 @@ class _Settings:
                 cursor = current.index(by_id[pid]) + 1
             if "text" in el:
                 resolved.append({k: v for k, v in el.items() if k != "hash"})
-            elif "hash" in el:
+            elif type(el.get("hash")) is str:
                 mine = by_id.get(pid)
                 if mine is not None and _sha(mine.get("text", "")) == el["hash"]:
                     resolved.append({**mine, **({"source": el["source"]} if "source" in el else {})})
@@ -209,18 +245,21 @@ class _Settings:
         if type(instructions) is str:
             self.values["instructions"] = instructions
         elif ok:
-            self.values["instructions"] = "\n\n".join(p.get("text", "") for p in resolved)
+            self.values["instructions"] = "\n\n".join(
+                p["text"] if type(p.get("text")) is str else "" for p in resolved
+            )
 
     def _omit(self, omit: Any) -> None:
         if not isinstance(omit, dict):
             return
-        if not omit.get("reasoning") and not [i for i in omit.get("items") or () if i]:
+        items = omit.get("items") if type(omit.get("items")) is list else []
+        if not omit.get("reasoning") and not [i for i in items if i]:
             self.omit_reasoning = None
             self.omit_items = set()
             return
         if omit.get("reasoning") == "other_models":
             self.omit_reasoning = "other_models"
-        self.omit_items |= {i for i in omit.get("items") or () if type(i) is str and i}
+        self.omit_items |= {i for i in items if type(i) is str and i}
 
     def result(self) -> JSONDict:
         out = {k: v for k, v in self.values.items()}
@@ -251,14 +290,14 @@ def build_context(path: list[JSONDict]) -> Context:
             if entry.get("type") == "config":
                 settings.apply(entry)
             model_at[entry["id"]] = settings.values.get("model")
-        settings.start_from(compaction.get("config") or {})
+        settings.start_from(compaction.get("config"))
         ids = [e["id"] for e in path[:last]]
         first_kept = compaction.get("first_kept")
         start = ids.index(first_kept) if first_kept in ids else last
         selected = [compaction, *path[start:last], *path[last + 1 :]]
         if isinstance(compaction.get("summary"), dict):
             items.append((compaction["summary"], compaction["id"]))
-        items.extend((p, compaction["id"]) for p in compaction.get("pinned") or () if isinstance(p, dict))
+        items.extend((p, compaction["id"]) for p in _objects(compaction.get("pinned")))
         body = [*path[start:last], *path[last + 1 :]]
         replay = path[last + 1 :]
     else:

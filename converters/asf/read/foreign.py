@@ -175,8 +175,11 @@ def usage(value: Any) -> ir.Usage | None:
         if type(value.get("output_tokens_details")) is dict
         else None
     )
+    inputs = _int(value.get("input_tokens"))
+    if inputs is not None and _int(cached) is not None and 0 <= cached <= inputs:  # type: ignore[operator]
+        inputs -= cached  # type: ignore[operator]  (Open Responses counts cached input in input_tokens; the IR apart)
     return ir.Usage(
-        input_tokens=_int(value.get("input_tokens")),
+        input_tokens=inputs,
         output_tokens=_int(value.get("output_tokens")),
         cache_read_tokens=_int(cached),
         reasoning_tokens=_int(reasoning),
@@ -277,11 +280,18 @@ def body(
             return ir.ReasoningLevelChange(effort), ENVELOPE
     if kind == "compaction":
         first = resolve(entry.get("first_kept"))
+        config = entry.get("config")
+        checkpoint = None
+        if type(config) is dict and ("instructions" in config or "tools" in config):
+            # the instructions and tools in force at the fold, as the context shows them
+            checkpoint = system_message(
+                config.get("instructions"), config.get("tools"), None, entry.get("ts")
+            )
         return ir.Compaction(
             summary_text(entry.get("summary")),
             first,
             _int(entry.get("tokens_before")),
-            None,
+            checkpoint,
             usage(entry.get("usage")),
         ), frozenset((*ENVELOPE, "first_kept", "tokens_before", "usage"))
     if kind == "branch_summary":

@@ -26,7 +26,8 @@ _PARTS: dict[str, type] = {
 
 
 def extra(value: Any) -> Mapping[str, Any]:
-    return dict(value) if value else ir.EMPTY
+    """A kept ``extra`` record as the IR's mapping (anything but an object: none)."""
+    return dict(value) if type(value) is dict and value else ir.EMPTY
 
 
 def part_from_json(record: JSONDict) -> ir.Part:

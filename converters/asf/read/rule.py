@@ -16,19 +16,33 @@ class AsfContext:
     the IR entry it belongs to, ``last_of`` each IR id to the last ASF entry written for
     it; ``harness_rule``, when given, is the rule of the harness that wrote the file."""
 
-    __slots__ = ("asf", "harness_rule", "ir_id", "last_of")
+    __slots__ = ("_asf", "harness_rule", "ir_id", "last_of")
 
     def __init__(
         self,
-        asf: AsfFile,
+        asf: AsfFile | None,
         ir_id: Mapping[str, str],
         last_of: Mapping[str, str],
         harness_rule: Callable[[ir.Document, str | None], ir.Context] | None = None,
     ) -> None:
-        self.asf = asf
+        # ``asf`` None: a file piconv wrote from pi, whose context is pi's rule; its
+        # entries are not kept (they would double the memory the document takes) and are
+        # made again from the document when RFC 0001's context is asked for
+        self._asf = asf
         self.ir_id = ir_id
         self.last_of = last_of
         self.harness_rule = harness_rule
+
+    @property
+    def asf(self) -> AsfFile:
+        if self._asf is None:
+            raise LookupError("the ASF entries were not kept: ask request() with the document")
+        return self._asf
+
+    def _entries(self, document: ir.Document) -> AsfFile:
+        if self._asf is None:
+            self._asf, self.ir_id, self.last_of = remade(document)
+        return self._asf
 
     def request(self, document: ir.Document, leaf_id: str | None = None) -> Context:
         """RFC 0001's settings and items at the IR entry ``leaf_id`` (default: the
@@ -36,9 +50,10 @@ class AsfContext:
         target = document.leaf_id if leaf_id is None else leaf_id
         if target is None:
             return Context({}, [], [], [])
+        asf = self._entries(document)
         if target not in self.last_of:
             raise KeyError(f"no entry with id {target!r}")
-        return build_context(self.asf.path(self.last_of[target]))
+        return build_context(asf.path(self.last_of[target]))
 
     def __call__(self, document: ir.Document, leaf_id: str | None = None) -> ir.Context:
         if self.harness_rule is not None:
@@ -94,3 +109,20 @@ class AsfContext:
             effort if type(effort) is str else None,
             target,
         )
+
+
+def remade(document: ir.Document) -> tuple[AsfFile, dict[str, str], dict[str, str]]:
+    """The ASF entries of a document read from piconv's ASF of a pi session, written again
+    by the ``asf`` format (the same entries the file held, but for the ``pi`` records'
+    spelling), with the maps from ASF ids to IR ids and back."""
+    from piconv import convert_to_bytes
+
+    asf = AsfFile.of(convert_to_bytes(document, "asf", validate=False))
+    ir_id: dict[str, str] = {}
+    last_of: dict[str, str] = {}
+    for entry in asf.entries:
+        legacy = entry.get("legacy_id")  # the IR id, as the writer keeps it (normalisation undone)
+        if type(legacy) is str:
+            ir_id[entry["id"]] = legacy
+            last_of[legacy] = entry["id"]  # the chain's last entry comes last
+    return asf, ir_id, last_of

@@ -35,7 +35,14 @@ def _tokens(pointer: str) -> list[str]:
 def _parent(root: Any, tokens: list[str]) -> Any:
     node = root
     for token in tokens:
-        node = node[int(token)] if type(node) is list else node[token]
+        if type(node) is list:
+            if not token.isdigit() or len(token) > 9:
+                raise KeyError(token)
+            node = node[int(token)]
+        elif type(node) is dict:
+            node = node[token]
+        else:
+            raise KeyError(token)
     return node
 
 
@@ -45,29 +52,67 @@ def _rename(obj: JSONDict, old: str, new: str) -> None:
     obj.update(items)
 
 
-def restore(entry: JSONDict) -> JSONDict:
+def _original(was: str) -> Any:
+    """The value a record's ``was`` spells: a string's JSON text or a number's digits."""
+    value = json.loads(was)
+    if type(value) not in (str, int, float) or (type(value) is float and value - value != 0):
+        raise ValueError("was is neither a string nor a finite number")
+    return value
+
+
+def restore(entry: JSONDict, issues: list[Any] | None = None, line: int = 0) -> JSONDict:
     """``entry`` (a parsed ASF line; changed in place and returned) as it was before
-    normalisation, ``normalised`` removed."""
+    normalisation, ``normalised`` removed. A record that names no member of the entry,
+    or whose ``was`` spells no string or number, is left alone and reported
+    (``bad-normalised``) in ``issues``."""
     records = entry.pop("normalised", None)
     if not records:
+        return entry
+    from piconv import ir
+
+    def bad(why: str) -> None:
+        if issues is not None:
+            issues.append(ir.Issue(line, "bad-normalised", f"a normalised record {why}; left alone"))
+
+    if type(records) is not list:
+        bad("list that is not a list")
         return entry
     by_pointer: dict[str, list[JSONDict]] = {}
     for record in records:
         if type(record) is dict and type(record.get("at")) is str and type(record.get("was")) is str:
             by_pointer.setdefault(record["at"], []).append(record)
+        else:
+            bad("without a string at and was")
     # Deepest first: a renamed member's pointer is spelled with its normalised name, so
     # names are put back only after everything below them.
     for pointer in sorted(by_pointer, key=lambda p: -p.count("/")):
-        tokens = _tokens(pointer)
         group = by_pointer[pointer]
-        if not tokens:
+        tokens = _tokens(pointer)
+        if not tokens or not pointer.startswith("/") or len(group) > 2:
+            bad(f"at {pointer[:40]!r} that names no member it can restore")
             continue
-        parent = _parent(entry, tokens[:-1])
-        key: Any = int(tokens[-1]) if type(parent) is list else tokens[-1]
-        originals = [json.loads(r["was"]) for r in group]
+        try:
+            parent = _parent(entry, tokens[:-1])
+            if type(parent) is list:
+                key: Any = int(tokens[-1]) if tokens[-1].isdigit() and len(tokens[-1]) < 10 else None
+                if key is None or key >= len(parent):
+                    raise KeyError(tokens[-1])
+            elif type(parent) is dict:
+                key = tokens[-1]
+                if key not in parent:
+                    raise KeyError(key)
+            else:
+                raise KeyError(tokens[-1])
+            originals = [_original(r["was"]) for r in group]
+        except (KeyError, IndexError, ValueError, RecursionError):
+            bad(f"at {pointer[:40]!r} that names no member of the entry, or whose was is no string or number")
+            continue
         name = None
         if len(group) == 2:
             name, value = originals
+            if type(name) is not str:
+                bad(f"at {pointer[:40]!r} whose first was is no member name")
+                continue
             parent[key] = value
         else:
             value = originals[0]
@@ -76,6 +121,9 @@ def restore(entry: JSONDict) -> JSONDict:
                 name = value
             else:
                 parent[key] = value
-        if name is not None and type(parent) is dict:
+        if name is not None and type(parent) is dict and name != key:
+            if name in parent:
+                bad(f"at {pointer[:40]!r} whose name another member holds")
+                continue
             _rename(parent, key, name)
     return entry

@@ -138,3 +138,20 @@ def _convert(doc: ir.Document, fmt: str) -> bytes:
     out = io.BytesIO()
     piconv.convert(doc, fmt, out)
     return out.getvalue()
+
+
+def test_a_request_becomes_a_pi_session_with_its_context() -> None:
+    """``--to pi`` from a plugin's reader: a pi session whose context, by pi's own rule, is
+    the request's, what pi cannot hold reported."""
+    doc = _read(_bytes(REQUEST))
+    object.__setattr__(doc, "context_builder", chat_request.context)  # as piconv.load gives it
+    out = io.BytesIO()
+    report = piconv.convert(doc, "pi", out)
+    assert "context-differs" not in report.losses
+    assert "member-not-kept" in report.losses  # the user's "name", the request's "temperature"
+    written = piconv.load(out.getvalue(), reader="pi")
+    assert written.session.source_version == 3 and len(written.leaves()) == 1
+    theirs, ours = doc.context(), written.context()
+    assert [m.entry_id for m in ours.messages] == [m.entry_id for m in theirs.messages]
+    assert [m.message.role for m in ours.messages] == [m.message.role for m in theirs.messages]
+    assert ours.model is not None and ours.model.model == "gpt-4o"
