@@ -138,6 +138,10 @@ def list_plugins(as_json: bool) -> int:
 def subcommand(name: str, args: list[str]) -> int:
     if name == "search":
         return search_main(args)
+    if name == "diff":
+        from .compare.cli import main
+
+        return main(args)
     if name == "inspect":
         p = UsageParser(
             prog="piconv inspect", description="Show what a session file holds, or its model-visible context."

@@ -1,6 +1,7 @@
 """What an output format declares: :class:`Converter`, its command-line :class:`Option`
-s, and the :class:`Archive` a format that writes one file for a whole directory run
-provides. The registry (:mod:`piconv.registry`) keeps the registered ones."""
+s, the :class:`Archive` a format that writes one file for a whole directory run
+provides, and the pages it may draw (:class:`IndexPage`, :class:`DiffPage`). The
+registry (:mod:`piconv.registry`) keeps the registered ones."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from .records import Frozen, frozen
 
 if TYPE_CHECKING:
+    from .compare.model import SessionDiff
     from .facts import ListedSession
     from .ir import Document
     from .report import Report
@@ -79,6 +81,15 @@ class IndexPage(Protocol):
         format wrote (then it is replaced; any other file stays, unless ``--overwrite``)."""
 
 
+class DiffPage(Protocol):
+    """A format's page of ``piconv diff --to FORMAT``: two conversations side by side
+    (see docs/plugins.md)."""
+
+    def render(self, diff: SessionDiff) -> bytes:
+        """The page showing ``diff``. Every string in it comes from a session: escape it
+        for the page's language."""
+
+
 class Archive(Protocol):
     """What a format needs for a directory run to write it as one file (see docs/plugins.md).
 
@@ -130,6 +141,8 @@ class Converter(Frozen):
       one file for the whole archive (a database) instead of one output per session.
     - ``index``: optional; an :class:`IndexPage`: a directory run writes this format's
       page listing its sessions at the top of the output directory.
+    - ``diff``: optional; a :class:`DiffPage`: ``piconv diff --to NAME`` draws two
+      conversations side by side in this format.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -147,6 +160,7 @@ class Converter(Frozen):
     takes_leaf: bool = True
     archive: Archive | None = None
     index: IndexPage | None = None
+    diff: DiffPage | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

@@ -267,6 +267,7 @@ LAYERS = {
     "piconv.cliparse": 4,
     "piconv.redaction.cli": 4,
     "piconv.bulk.cli": 4,
+    "piconv.compare.cli": 4,
     "piconv.bulk": 3,
     "piconv.api": 2,
     "piconv.registry": 1,
