@@ -19,7 +19,7 @@ from .cliparse import UsageParser, add_format_options, help_formatter, one_shot,
 from .errors import PiconvError, UsageError
 from .version import __version__
 
-SUBCOMMANDS = ("inspect", "validate", "search")
+SUBCOMMANDS = ("inspect", "validate", "search", "diff")
 
 DESCRIPTION = """\
 Convert pi coding-agent session files (JSONL) into other formats.
@@ -30,6 +30,8 @@ Convert pi coding-agent session files (JSONL) into other formats.
   piconv inspect SESSION.jsonl [--json] [--context [--leaf ID]]
   piconv validate FILE --format FORMAT          check a file against a format's schema
   piconv search QUERY [ARCHIVE]                 full-text search of a --to sqlite archive
+  piconv diff SESSION --leaf A --against B      two branches compared (or two sessions)
+  piconv watch SESSIONS_DIR --to FORMAT -o OUTDIR   a directory run kept current as pi writes
   piconv --list-formats | --list-plugins
 
 Formats come from plugins; `piconv --list-formats` shows the input formats (readers) and
@@ -60,8 +62,24 @@ def _version_line() -> str:
     return f"piconv {__version__}"
 
 
-def _main_parser() -> UsageParser:
-    p = UsageParser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=help_formatter)
+WATCH_DESCRIPTION = """\
+Keep a directory run (or one session's output) current while pi writes: each change
+converts what changed and rewrites the index and the archive, within about a second.
+Ctrl-C ends the watch with one plain run, so OUTDIR is what a plain run leaves.
+
+  piconv watch SESSIONS_DIR --to html --to sqlite -o OUTDIR
+  piconv watch --to html -o OUTDIR                  (no input: pi's session directory)
+  piconv watch SESSION.jsonl --to html -o page.html --open
+
+Every option of a directory run (or of one conversion) applies; see docs/watch.md.
+"""
+
+
+def _main_parser(watching: bool = False) -> UsageParser:
+    if watching:
+        p = UsageParser(prog="piconv watch", description=WATCH_DESCRIPTION, formatter_class=help_formatter)
+    else:
+        p = UsageParser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=help_formatter)
     p.add_argument(
         "input",
         nargs="?",
@@ -171,6 +189,22 @@ def _main_parser() -> UsageParser:
         action="store_true",
         help="with no input: Oh-My-Pi's session directory (~/.omp/agent/sessions) instead of pi's",
     )
+    if watching:
+        follow = p.add_argument_group("watch")
+        follow.add_argument(
+            "--open",
+            action="store_true",
+            help="with one session: open its page in the browser once written (never without a display)",
+        )
+        follow.add_argument(
+            "--quiet-period",
+            type=float,
+            metavar="SECONDS",
+            help="a last line still incomplete this long is converted as it is (default 2)",
+        )
+        follow.add_argument(
+            "--poll", action="store_true", help="poll the files instead of the system's file events"
+        )
     return p
 
 
@@ -216,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from .clicommands import subcommand
 
                 return subcommand(args[0], args[1:])
+            if args and args[0] == "watch":
+                return _convert(args[1:], watching=True)
             return _convert(args)
     except PiconvError as exc:
         if debug:
@@ -237,9 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERNAL_ERROR
 
 
-def _convert(args: list[str]) -> int:
+def _convert(args: list[str], watching: bool = False) -> int:
     wants_help = "-h" in args or "--help" in args
-    parser = _main_parser()
+    parser = _main_parser(watching)
     if wants_help and not any(a.startswith("--help-format") for a in args):
         parser.print_help()
         return 0
@@ -279,6 +315,10 @@ def _convert(args: list[str]) -> int:
         raise UsageError(
             "no output format given: add --to FORMAT, or -o FILE with a format's extension (see piconv --list-formats)"
         )
+    if watching:
+        from .bulk.cli import watch_main
+
+        return watch_main(ns, dests)
     if ns.input != "-" and os.path.isdir(ns.input):
         if ns.from_ is not None:
             raise UsageError("--from applies to one input; each file of a directory is detected on its own")

@@ -45,6 +45,10 @@ from .overview import write_overview
 from .tree import TreeWriter, preview
 
 FLUSH_AT = 1 << 20
+LIVE_NOTE = (
+    '<p class="note" id="live">Kept current by <code>piconv watch</code>: this page reloads itself every '
+    f"{assets.RELOAD_SECONDS} seconds while the session is watched, and keeps your place.</p>"
+)
 
 
 class Pairs:
@@ -302,7 +306,8 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     # The grammars are chosen before the body is written: the script's hash goes in the
     # CSP at the top of the page.
     languages = with_requirements(page_languages(doc))
-    script = assets.script(languages)
+    watched = bool(options.get("watched"))  # piconv watch keeps this page current
+    script = assets.script(languages, live=watched)
     ctx = Ctx(highlighter=Highlighter(languages))
     labels = doc.labels()
     stats = _Stats(doc)
@@ -319,8 +324,10 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     validate = bool(options.get("validate"))
     sink = _Sink(out, validate)
     title = doc.session_name() or (f"Session {doc.session.id}" if doc.session.id else "pi session")
-    head = to_utf8(assets.head(esc(title), script))
+    head = to_utf8(assets.head(esc(title), script, reload=watched))
     out.write(head)
+    if watched:
+        sink.emit(LIVE_NOTE)
     sink.emit(_header(doc, stats, labels, leaf_id))
     write_overview(doc, tree.kids, tree.on_path, leaf_id, labels, sink.emit)
     sink.emit('<main id="transcript">')
