@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from piconv import ValidationFailed
 
@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 # The parts of a SessionDiff (a side, its figures, a turn, a pair of turns) are read by
 # their attributes, documented in docs/diff.md; only the whole is a public name.
-Side = Figures = Turn = TurnPair = Any
+Side: TypeAlias = Any
+Figures: TypeAlias = Any
+Turn: TypeAlias = Any
+TurnPair: TypeAlias = Any
 
 STYLE = """\
 :root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--muted:#59636e;--line:#d1d9e0;--head:#f6f8fa;--a:#0969da;--b:#8250df;--mark:#fff8c5;--bad:#b00}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .escape import code_span, inline
 
@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from piconv import SessionDiff
 
 # The parts of a SessionDiff are read by their attributes (docs/diff.md).
-Side = Figures = Turn = TurnPair = Any
+Side: TypeAlias = Any
+Figures: TypeAlias = Any
+Turn: TypeAlias = Any
+TurnPair: TypeAlias = Any
 
 TITLES = {
     "branches": "two branches of one session",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,22 +87,41 @@ def events(
     stop: threading.Event,
     recursive: bool,
     force_polling: bool | None,
-) -> Any:
+) -> Iterator[set[tuple[Any, str]]]:
+    """The batches of changes below ``path`` that ``accept`` keeps, an empty one each
+    :data:`WAKE_MS` with nothing happening, until ``stop`` is set. The first batch comes
+    once the files are watched (what changes from then on is seen). Where the system's
+    events cannot be had (no inotify watch left, a file system without events), the files
+    are polled instead."""
     import watchfiles
 
-    return watchfiles.watch(
-        path,
-        watch_filter=accept,
-        debounce=DEBOUNCE_MS,
-        step=STEP_MS,
-        stop_event=stop,
-        rust_timeout=WAKE_MS,
-        yield_on_timeout=True,
-        recursive=recursive,
-        force_polling=force_polling,
-        ignore_permission_denied=True,
-        raise_interrupt=True,
-    )
+    def batches(polling: bool | None) -> Iterator[set[tuple[Any, str]]]:
+        return watchfiles.watch(
+            path,
+            watch_filter=accept,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=stop,
+            rust_timeout=WAKE_MS,
+            yield_on_timeout=True,
+            recursive=recursive,
+            force_polling=polling,
+            ignore_permission_denied=True,
+            raise_interrupt=True,
+        )
+
+    stream = batches(force_polling)
+    try:
+        first = next(stream, None)
+    except (OSError, RuntimeError):
+        if force_polling:
+            raise
+        stream = batches(True)  # the system refused its events: poll
+        first = next(stream, None)
+    if first is None:
+        return
+    yield first
+    yield from stream
 
 
 class SessionWatch:
@@ -157,13 +176,8 @@ class SessionWatch:
         from ..errors import PiconvError
 
         name = os.path.basename(self.source)
-        t0 = time.perf_counter()
-        error = self.convert(watched=True)
-        if error is not None:
-            # the first conversion tells whether the session can be converted at all
-            raise PiconvError(error)
-        report(WatchRun((), (), False, time.perf_counter() - t0, error=None))
         held = Held(quiet)
+        converted = False
 
         def accept(change: Any, path: str) -> bool:
             return os.path.realpath(path) == self.source
@@ -171,6 +185,16 @@ class SessionWatch:
         try:
             for changes in events(os.path.dirname(self.source), accept, stop, False, force_polling):
                 now = time.monotonic()
+                if not converted:
+                    # the first conversion, once the file is watched: it says whether the
+                    # session can be converted at all
+                    t0 = time.perf_counter()
+                    error = self.convert(watched=True)
+                    if error is not None:
+                        raise PiconvError(error)
+                    converted = True
+                    report(WatchRun((), (), False, time.perf_counter() - t0))
+                    continue
                 if changes:
                     if not os.path.exists(self.source):
                         continue  # removed: the output stays as it was last written
@@ -182,8 +206,14 @@ class SessionWatch:
                 error = self.convert(watched=True)
                 report(WatchRun((name,), (), False, time.perf_counter() - t0, error=error))
         finally:
+            if converted:
+                t0 = time.perf_counter()
+                error = self.convert(watched=False) if os.path.exists(self.source) else None
+                last = WatchRun((), (), True, time.perf_counter() - t0, error=error)
+                report(last)
+        if not converted:  # stopped before the file was watched: one plain conversion
             t0 = time.perf_counter()
-            error = self.convert(watched=False) if os.path.exists(self.source) else None
+            error = self.convert(watched=False)
             last = WatchRun((), (), True, time.perf_counter() - t0, error=error)
             report(last)
         return last

@@ -118,9 +118,6 @@ def _watch_directory(
     real_in, real_out = os.path.realpath(src), os.path.realpath(out)
     if real_in == real_out:
         raise UsageError("the output directory must not be the input directory", path=out)
-    t0 = time.perf_counter()
-    first = run()
-    report(WatchRun((), (), False, time.perf_counter() - t0, first))
     held = Held(quiet)
     live: set[str] = set()  # the sessions written for watching
     inside = real_out + os.sep
@@ -140,8 +137,17 @@ def _watch_directory(
         # what was written there before the folder itself was watched
         return not (path == real_out or path.startswith(inside)) and os.path.isdir(path)
 
+    started = False
     try:
         for changes in events(real_in, accept, stop, True, force_polling):
+            if not started:
+                # the first run, once the files are watched: what changes from now on
+                # is seen, what changed before is found by this run
+                t0 = time.perf_counter()
+                first = run()
+                started = True
+                report(WatchRun((), (), False, time.perf_counter() - t0, first))
+                continue
             now = time.monotonic()
             changed = set()
             folders = False
@@ -169,6 +175,12 @@ def _watch_directory(
                 )
             )
     finally:
+        if started:
+            t0 = time.perf_counter()
+            summary = run()
+            last = WatchRun((), (), True, time.perf_counter() - t0, summary)
+            report(last)
+    if not started:  # stopped before the files were watched: one plain run
         t0 = time.perf_counter()
         summary = run()
         last = WatchRun((), (), True, time.perf_counter() - t0, summary)

@@ -3,7 +3,7 @@ the session it was copied from, or any two).
 
 The common part is the longest run from the root that both paths hold: in one session,
 the path to the two leaves' last common ancestor; between two sessions, the entries both
-files hold with the same id and time stamp (what pi's ``/fork`` and ``/clone`` copy),
+files hold with the same id, time stamp and content (what pi's ``/fork`` and ``/clone`` copy),
 label entries passed over (``/fork`` drops them and writes new ones). After it, each side
 has its own part, cut into turns at each prompt, and the turns are aligned prompt by
 prompt (:mod:`difflib`), each pair marked with what differs.
@@ -31,6 +31,13 @@ def _by_id(entry: Entry) -> object:
 
 def _by_id_and_time(entry: Entry) -> object:
     return entry_key(entry.id, entry.timestamp)
+
+
+def _copied(entry: Entry) -> object:
+    """What two sessions' entries share when one is a copy of the other (pi copies an
+    entry whole, but its parent, which its copy may have lost with a label): the id, the
+    time stamp and the body."""
+    return (entry.id, entry.timestamp, entry.body)
 
 
 def diff_leaves(doc: Document, leaf: str | None, against: str) -> SessionDiff:
@@ -61,7 +68,7 @@ def diff_documents(
         leaf_a = _at_the_copy(doc_a, leaf_a, doc_b, leaf_b, "A", notes)
     if against is None:
         leaf_b = _at_the_copy(doc_b, leaf_b, doc_a, leaf_a, "B", notes)
-    return _compare(kind, doc_a, leaf_a, leaf, doc_b, leaf_b, against, _by_id_and_time, notes)
+    return _compare(kind, doc_a, leaf_a, leaf, doc_b, leaf_b, against, _copied, notes)
 
 
 def _forked(child: Document, parent: Document) -> bool:

@@ -124,7 +124,7 @@ def _is_path(word: str) -> bool:
         return False
     if word.startswith(("/dev/", "/proc/")) or _WORD.fullmatch(word) is None or "=" in word:
         return False
-    return "/" in word.strip("/") or _EXTENSION.search(word) is not None
+    return ("/" in word and word.strip("/") != "") or _EXTENSION.search(word) is not None
 
 
 def relative(path: str, cwd: str | None) -> str:

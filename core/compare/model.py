@@ -217,8 +217,9 @@ class SessionDiff:
     - ``a`` / ``b``: the two :class:`Side` s.
     - ``common``: the figures of the part both hold (in A's file), the root down to
       ``common_ancestor`` (its last entry, or None when they share nothing). Between two
-      sessions, the entries compared are the same when their id and time stamp are (a
-      fork's copies of its parent's); labels, which pi's ``/fork`` drops, are passed over.
+      sessions, the entries compared are the same when their id, time stamp and content
+      are (a fork's copies of its parent's); labels, which pi's ``/fork`` drops, are
+      passed over.
     - ``shared_prompt``: the last prompt of the common part: the one both sides answered
       when they part on the reply (the first turn of a side is then ``continued``).
     - ``pairs``: the sides' own turns aligned, prompt by prompt.

@@ -45,7 +45,8 @@ def seconds_of(stamp: str | None) -> float | None:
     if m is None:
         return None
     try:
-        when = _dt.datetime(*(int(m.group(i)) for i in range(1, 7)), tzinfo=_dt.timezone.utc)
+        year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+        when = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.timezone.utc)
     except ValueError:
         return None
     seconds = when.timestamp() + (float(m.group(7)) if m.group(7) else 0.0)

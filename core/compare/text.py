@@ -195,5 +195,5 @@ def render_text(diff: SessionDiff, width: int = 100) -> str:
     pairs = _pairs(diff.pairs, width)
     if pairs:
         lines += [*pairs, ""]
-    lines += [cut(f"Note: {note}", width) for note in diff.notes]
-    return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
+    lines += [f"Note: {note}" for note in diff.notes]
+    return "\n".join(cut(line, width).rstrip() for line in lines).rstrip("\n") + "\n"
