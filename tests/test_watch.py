@@ -347,3 +347,57 @@ def test_open_needs_one_session(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.returncode == 2 and "--open takes one session" in proc.stderr
+
+
+# --------------------------------------------------------------------------- the page itself
+
+
+def _live_page(path: Path, watched: bool) -> Path:
+    out = path.with_suffix(".tmp")
+    piconv.convert(REAL, "html", out, {"watched": watched})
+    os.replace(out, path)  # as a run replaces an output: the browser never reads half a page
+    return path
+
+
+def test_a_watched_page_passes_the_nu_checker(tmp_path: Path) -> None:
+    from test_html_browser import VNU, _need
+
+    _need(shutil.which("java") is not None and Path(VNU).is_file(), "java with vnu.jar")
+    page = _live_page(tmp_path / "live.html", watched=True)
+    assert b'<meta http-equiv="refresh" content="2">' in page.read_bytes()
+    proc = subprocess.run(
+        ["java", "-jar", VNU, "--errors-only", "--format", "json", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert json.loads(proc.stderr or proc.stdout or '{"messages": []}')["messages"] == []
+
+
+def test_a_watched_page_reloads_keeping_the_place_and_stops_when_plain(tmp_path: Path) -> None:
+    from cdp import Browser
+    from test_html_browser import CHROMIUM, _need
+
+    _need(CHROMIUM is not None, "chromium")
+    page = _live_page(tmp_path / "live.html", watched=True)
+
+    def reloaded(p: Any) -> None:
+        _wait(lambda: p.evaluate("window.__mark") is None, timeout=10, what="a reload")
+        _wait(lambda: p.evaluate("document.readyState") == "complete", timeout=10, what="the page loaded")
+
+    with Browser(CHROMIUM or "chromium") as browser:
+        p = browser.open(page.as_uri())
+        assert p.visible("#live")
+        height = p.evaluate("document.documentElement.scrollHeight")
+        assert height > 4000
+        p.evaluate("window.scrollTo(0, 2500); window.__mark = 1")
+        reloaded(p)
+        assert abs(p.evaluate("window.scrollY") - 2500) <= 2, "the reader's place was lost"
+        # the watch ends: the page is written plainly, reloads once more, and then no more
+        _live_page(page, watched=False)
+        p.evaluate("window.__mark = 2")
+        reloaded(p)
+        assert not p.visible("#live")
+        p.evaluate("window.__mark = 3")
+        time.sleep(3.0)
+        assert p.evaluate("window.__mark") == 3, "a plain page reloaded itself"

@@ -192,6 +192,10 @@ def watch_main(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
+    if ns.report and last.summary is not None:
+        from ..reportfile import write_report
+
+        write_report(ns.report, last.summary.to_json(), ns.input)  # the last plain run's
     if last.summary is not None:
         from ..errors import SOME_FAILED
 

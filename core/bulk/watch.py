@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import UsageError
 from .discover import SUFFIX, layout_of
 from .follow import QUIET_SECONDS, Held, WatchRun, events
+from .select import Selection
 from .summary import Summary
 
 
@@ -48,7 +49,7 @@ def watch(
     validate: bool = True,
     recover_glued: bool = False,
     filters: Sequence[tuple[str, Mapping[str, Any]]] = (),
-    selection: Any = None,
+    selection: Selection | None = None,
     recursive: bool = False,
     overwrite: bool = False,
     force_polling: bool | None = None,

@@ -106,10 +106,10 @@ def _at_the_copy(
         if entry.parent_id in below and entry.id not in below:
             below.add(entry.id)
             newest = entry
+    flag = "--leaf" if side == "A" else "--against"
     notes.append(
         f"{side} is compared at {newest.id}, the end of the branch the copy was made from; "
-        f"its leaf {leaf} is on another branch (name it with "
-        f"{'--leaf' if side == 'A' else '--against'} to compare it)"
+        f"its own leaf is on another branch: {flag} {leaf} compares that one"
     )
     return newest.id
 

@@ -9,6 +9,7 @@ can drive the terminal.
 from __future__ import annotations
 
 import os
+import textwrap
 import unicodedata
 from collections.abc import Sequence
 
@@ -195,5 +196,6 @@ def render_text(diff: SessionDiff, width: int = 100) -> str:
     pairs = _pairs(diff.pairs, width)
     if pairs:
         lines += [*pairs, ""]
-    lines += [f"Note: {note}" for note in diff.notes]
+    for note in diff.notes:  # wrapped, not cut: a note says what to type
+        lines += textwrap.wrap(f"Note: {note}", width, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(cut(line, width).rstrip() for line in lines).rstrip("\n") + "\n"
