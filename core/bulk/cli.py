@@ -91,9 +91,13 @@ def watch_main(ns: argparse.Namespace, dests: dict[str, set[str]]) -> int:
         raise UsageError(
             "piconv watch writes files it keeps current: give -o (OUTDIR, or a file for one session)"
         )
-    directory = os.path.isdir(ns.input)
     if ns.input == "-":
         raise UsageError("piconv watch follows a file or a directory, not standard input")
+    if not os.path.exists(ns.input):
+        from ..errors import InputError
+
+        raise InputError("no such file or directory", path=ns.input)
+    directory = os.path.isdir(ns.input)
     if directory and ns.leaf is not None:
         raise UsageError("--leaf names an entry of one session; it cannot apply to a directory")
     if ns.open and directory:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from .discover import SUFFIX, layout_of
 from .follow import QUIET_SECONDS, Held, WatchRun, events
 from .select import Selection
@@ -70,7 +70,7 @@ def watch(
     src, out = os.fspath(source), os.fspath(output)
     stop = stop if stop is not None else threading.Event()
     if not os.path.exists(src):
-        raise UsageError("no such file or directory", path=src)
+        raise InputError("no such file or directory", path=src)
     report = on_run or (lambda run: None)
     if os.path.isdir(src):
         from .runner import run_bulk
