@@ -36,6 +36,12 @@ _EXPORTS = {
     "filters": "api",
     "apply_filters": "api",
     "redact": "api",
+    "diff": "api",
+    "render_diff": "api",
+    "SessionDiff": "compare.model",
+    "usage_totals": "facts",
+    "UsageTotals": "facts",
+    "watch": "bulk.watch",
     "RedactOptions": "redaction.api",
     "Filter": "filters",
     "session_facts": "facts",
@@ -67,6 +73,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .api import convert as convert
     from .api import convert_to_bytes as convert_to_bytes
     from .api import detect as detect
+    from .api import diff as diff
     from .api import filters as filters
     from .api import format_for_path as format_for_path
     from .api import formats as formats
@@ -77,10 +84,13 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .api import plugin_failures as plugin_failures
     from .api import plugins as plugins
     from .api import redact as redact
+    from .api import render_diff as render_diff
+    from .bulk.watch import watch as watch
     from .catalog.listing import Catalog as Catalog
     from .catalog.listing import Session as Session
     from .catalog.listing import sessions as sessions
     from .catalog.usage import usage as usage
+    from .compare.model import SessionDiff as SessionDiff
     from .errors import InputError as InputError
     from .errors import OutputError as OutputError
     from .errors import PiconvError as PiconvError
@@ -88,8 +98,10 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .errors import UsageError as UsageError
     from .errors import ValidationFailed as ValidationFailed
     from .facts import ListedSession as ListedSession
+    from .facts import UsageTotals as UsageTotals
     from .facts import session_facts as session_facts
     from .facts import session_title as session_title
+    from .facts import usage_totals as usage_totals
     from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl

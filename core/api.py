@@ -18,6 +18,7 @@ from .registry import get_registry
 from .report import Report
 
 if TYPE_CHECKING:
+    from .compare.model import SessionDiff
     from .filters import Filter, FilterStep
     from .inputformat import ContextFunction, Reader
     from .plugins import PluginInfo
@@ -428,3 +429,45 @@ def new_report(converter: Converter, doc: Document) -> Report:
     report.entries_read = len(doc.entries)
     report.add_issues(doc.issues)
     return report
+
+
+def diff(
+    a: Document | Source,
+    b: Document | Source | None = None,
+    *,
+    leaf: str | None = None,
+    against: str | None = None,
+    reader: str | None = None,
+    recover_glued: bool = False,
+) -> SessionDiff:
+    """Two conversations compared (docs/diff.md): with ``b`` None, two leaves of session
+    ``a``, ``leaf`` (default: its leaf) against ``against``; else session ``a`` against
+    session ``b``, at their leaves or at ``leaf`` (in ``a``) and ``against`` (in ``b``).
+    A leaf is named by an entry id, a unique id prefix or a label. Each source is a
+    document, a path or bytes, read as :func:`load` reads it. The result holds the
+    common part, each side's figures (turns, tokens and cost counted as
+    :func:`piconv.facts.usage_totals` counts them) and the turns aligned side by side;
+    :class:`UsageError` when a leaf names nothing or, with one session, ``against`` is
+    missing."""
+    from .compare import diff_documents, diff_leaves
+
+    def doc_of(source: Document | Source) -> Document:
+        if isinstance(source, Document):
+            return source
+        return load(source, recover_glued=recover_glued, reader=reader)
+
+    if b is None:
+        if against is None:
+            raise UsageError("two leaves of one session: name the other one with against= (--against)")
+        return diff_leaves(doc_of(a), leaf, against)
+    return diff_documents(doc_of(a), doc_of(b), leaf, against)
+
+
+def render_diff(result: SessionDiff, to: str) -> bytes:
+    """``result`` drawn as a page by the format ``to`` (its ``Converter.diff``: ``html``
+    and ``markdown`` have one); :class:`UsageError` for a format without one."""
+    converter = get_registry().get(to)
+    if converter.diff is None:
+        able = ", ".join(c.name for c in get_registry().formats() if c.diff is not None) or "none"
+        raise UsageError(f"--to {converter.name} draws no diff page (formats that do: {able})")
+    return converter.diff.render(result)

@@ -19,7 +19,7 @@ from .cliparse import COMMANDS, UsageParser, add_format_options, help_formatter,
 from .errors import PiconvError, UsageError
 from .version import __version__
 
-SUBCOMMANDS = ("list", "stats", "search", "inspect", "validate", "share", "help")
+SUBCOMMANDS = ("list", "stats", "search", "inspect", "validate", "diff", "share", "help")
 
 DESCRIPTION = """\
 Convert pi coding-agent session files (JSONL) into other formats.
@@ -33,6 +33,8 @@ Convert pi coding-agent session files (JSONL) into other formats.
   piconv search QUERY [ARCHIVE]                 full-text search of a --to sqlite archive
   piconv inspect SESSION [--json] [--context [--leaf ID]]
   piconv validate FILE [-f FORMAT]              check a file against a format's schema
+  piconv diff SESSION --leaf A --against B      two branches compared (or two sessions)
+  piconv watch SESSIONS_DIR --to FORMAT -o OUTDIR   a directory run kept current as pi writes
   piconv share SESSION [--dry-run]              one redacted page, uploaded as a secret gist (gh)
   piconv help [COMMAND]                         what each command does
   piconv --list-formats | --list-plugins
@@ -75,8 +77,24 @@ def _version_line() -> str:
     return f"piconv {__version__}"
 
 
-def _main_parser() -> UsageParser:
-    p = UsageParser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=help_formatter)
+WATCH_DESCRIPTION = """\
+Keep a directory run (or one session's output) current while pi writes: each change
+converts what changed and rewrites the index and the archive, within about a second.
+Ctrl-C ends the watch with one plain run, so OUTDIR is what a plain run leaves.
+
+  piconv watch SESSIONS_DIR --to html --to sqlite -o OUTDIR
+  piconv watch --to html -o OUTDIR                  (no input: pi's session directory)
+  piconv watch SESSION.jsonl --to html -o page.html --open
+
+Every option of a directory run (or of one conversion) applies; see docs/watch.md.
+"""
+
+
+def _main_parser(watching: bool = False) -> UsageParser:
+    if watching:
+        p = UsageParser(prog="piconv watch", description=WATCH_DESCRIPTION, formatter_class=help_formatter)
+    else:
+        p = UsageParser(prog="piconv", description=DESCRIPTION, epilog=EPILOG, formatter_class=help_formatter)
     p.add_argument(
         "input",
         nargs="?",
@@ -105,7 +123,8 @@ def _main_parser() -> UsageParser:
     p.add_argument(
         "--open",
         action="store_true",
-        help="open the written file in its viewer (a browser for HTML); not for stdout",
+        help="open the written file in its viewer (a browser for HTML; a directory run: its index; "
+        "watch: one session's page, once); not for stdout, never without a display",
     )
     p.add_argument(
         "-o",
@@ -198,6 +217,17 @@ def _main_parser() -> UsageParser:
         action="store_true",
         help="with no input: Oh-My-Pi's session directory (~/.omp/agent/sessions) instead of pi's",
     )
+    if watching:
+        follow = p.add_argument_group("watch")
+        follow.add_argument(
+            "--quiet-period",
+            type=float,
+            metavar="SECONDS",
+            help="a last line still incomplete this long is converted as it is (default 2)",
+        )
+        follow.add_argument(
+            "--poll", action="store_true", help="poll the files instead of the system's file events"
+        )
     return p
 
 
@@ -245,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from .clicommands import subcommand
 
                 return subcommand(args[0], args[1:])
+            if args and args[0] == "watch":
+                return _convert(args[1:], watching=True)
             if args and _mistyped(args[0]):
                 raise UsageError(_unknown_command(args[0]))
             return _convert(args)
@@ -305,9 +337,9 @@ def _unknown_command(word: str) -> str:
     return f"no command {word!r}: {hint}the commands are {', '.join(COMMANDS)} (piconv help)"
 
 
-def _convert(args: list[str]) -> int:
+def _convert(args: list[str], watching: bool = False) -> int:
     wants_help = "-h" in args or "--help" in args
-    parser = _main_parser()
+    parser = _main_parser(watching)
     if wants_help and not any(a.startswith("--help-format") for a in args):
         parser.print_help()
         return 0
@@ -361,6 +393,10 @@ def _convert(args: list[str]) -> int:
         raise UsageError(
             "no output format given: add --to FORMAT, or -o FILE with a format's extension (see piconv --list-formats)"
         )
+    if watching:
+        from .bulk.cli import watch_main
+
+        return watch_main(ns, dests)
     if ns.input != "-" and os.path.isdir(ns.input):
         if ns.from_ is not None:
             raise UsageError("--from applies to one input; each file of a directory is detected on its own")

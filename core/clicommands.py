@@ -150,6 +150,10 @@ def subcommand(name: str, args: list[str]) -> int:
         from .catalog.cli import stats_main
 
         return stats_main(args)
+    if name == "diff":
+        from .compare.cli import main
+
+        return main(args)
     if name == "inspect":
         p = UsageParser(
             prog="piconv inspect", description="Show what a session file holds, or its model-visible context."

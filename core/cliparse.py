@@ -17,6 +17,8 @@ COMMANDS = {
     "search": "full-text search of an archive written with --to sqlite",
     "inspect": "what a session holds, or what the model saw (--context)",
     "validate": "check a file against a format's schema and checks",
+    "diff": "two branches of a session, or two sessions, compared side by side",
+    "watch": "a directory run kept current while pi writes (piconv watch DIR --to FORMAT -o OUTDIR)",
     "share": "one redacted page of a session, uploaded as a secret gist through gh",
     "help": "this list; piconv help COMMAND shows a command's options",
 }

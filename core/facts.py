@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .ir import (
@@ -66,6 +67,17 @@ def project_name(cwd: str | None, source_path: str | None) -> str:
 PROMPT_PREFIX = 64 * TITLE_CHARS
 """What of a prompt a title is made from: its start, so a prompt of hundreds of megabytes
 costs what a short one does (pi's metadata blocks are a few dozen characters)."""
+
+
+def prompt_text(message: UserMessage) -> str:
+    """What the person typed in ``message``, as one line: its text parts joined, then
+    cleaned (:func:`clean_title`); ``""`` when it holds no text."""
+    content = message.content
+    if isinstance(content, str):
+        return clean_title(content)
+    if content:
+        return clean_title(" ".join(p.text for p in content if type(p) is Text and p.text))
+    return ""
 
 
 def first_prompt(doc: Document) -> str | None:
@@ -143,17 +155,104 @@ def _usage_of(body: Any) -> tuple[int, Usage | None]:
     return 0, None
 
 
-def counted(doc: Document) -> Iterator[tuple[Entry, int, int, float]]:
-    """The entries a total counts, each with what it adds: ``(entry, turns, tokens,
-    cost)``. A user message is a turn; an assistant message, a tool result, a compaction
-    or branch summary, a usage record adds its call's tokens (:func:`piconv.ir.total_tokens`)
-    and cost. Every total piconv shows of a session is a sum of these."""
-    for entry in doc.entries:
+def counted_usage(entries: Iterable[Entry]) -> Iterator[tuple[Entry, int, Usage | None]]:
+    """The entries a total counts, each with what it adds: ``(entry, 1, None)`` for a user
+    message (a turn); ``(entry, 0, usage)`` for an assistant message, a tool result, a
+    compaction or branch summary, a usage record that carries its call's usage. Every
+    total piconv shows of a session, of a branch or of any run of entries is a sum of
+    these (:func:`usage_totals`)."""
+    for entry in entries:
         turns, usage = _usage_of(entry.body)
         if turns:
-            yield entry, 1, 0, 0.0
+            yield entry, 1, None
         elif usage is not None:
+            yield entry, 0, usage
+
+
+def counted(doc: Document) -> Iterator[tuple[Entry, int, int, float]]:
+    """:func:`counted_usage` of every entry of ``doc``, each as ``(entry, turns, tokens,
+    cost)``: a call's tokens by :func:`piconv.ir.total_tokens`, its cost as recorded."""
+    for entry, turns, usage in counted_usage(doc.entries):
+        if usage is None:
+            yield entry, turns, 0, 0.0
+        else:
             yield entry, 0, total_tokens(usage), _spent(usage)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """What a run of entries adds up to (:func:`usage_totals`): ``turns`` (user
+    messages), ``tokens`` (each call's :func:`piconv.ir.total_tokens`), ``cost`` (USD,
+    rounded to 10 places), the four kinds of tokens as recorded (counts of zero or more),
+    and ``calls``: how many usage records were counted."""
+
+    turns: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    calls: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "tokens": self.tokens,
+            "cost": self.cost,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "calls": self.calls,
+        }
+
+
+def _kind(value: object) -> int:
+    return value if type(value) is int and value >= 0 else 0
+
+
+def usage_totals(entries: Iterable[Entry]) -> UsageTotals:
+    """The turns, tokens and cost of ``entries``: a session's (``doc.entries``: what the
+    index, the archive and ``piconv stats`` show of it), one branch's (``doc.path(leaf)``:
+    what ``piconv diff`` shows of each side), or any part of one. The one definition of
+    these sums: every figure piconv shows is computed here, over the entries
+    :func:`counted_usage` counts."""
+    turns = tokens = calls = 0
+    cost = 0.0
+    kinds = [0, 0, 0, 0]
+    for _entry, turn, usage in counted_usage(entries):
+        if usage is None:
+            turns += turn
+            continue
+        calls += 1
+        tokens += total_tokens(usage)
+        cost += _spent(usage)
+        kinds[0] += _kind(usage.input_tokens)
+        kinds[1] += _kind(usage.output_tokens)
+        kinds[2] += _kind(usage.cache_read_tokens)
+        kinds[3] += _kind(usage.cache_write_tokens)
+    return UsageTotals(turns, tokens, round(cost, 10), *kinds, calls)
+
+
+def model_name(provider: Any, model: Any) -> str:
+    """``provider/model`` (either left out when it is not a string or empty)."""
+    return "/".join(x for x in (provider, model) if isinstance(x, str) and x)
+
+
+def models_used(entries: Iterable[Entry]) -> list[str]:
+    """The models of ``entries`` (``provider/model``) in order of first use: those that
+    answered (assistant messages) and those chosen (model changes)."""
+    models: dict[str, None] = {}
+    for entry in entries:
+        body = entry.body
+        if type(body) is MessageBody:
+            message = body.message
+            if type(message) is AssistantMessage and message.model is not None and message.model.model:
+                models[model_name(message.model.provider, message.model.model)] = None
+        elif type(body) is ModelChange and body.model:
+            models[model_name(body.provider, body.model)] = None
+    return list(models)
 
 
 KEY_BYTES = 6
@@ -245,25 +344,8 @@ def session_facts(doc: Document, source_path: str | None = None) -> dict[str, An
     every entry of the file (all branches), each call counted by
     :func:`piconv.ir.total_tokens`; ``models`` are ``provider/model`` in order of first use."""
     session = doc.session
-    models: dict[str, None] = {}
-    turns = 0
-    tokens = 0
-    cost = 0.0
-    stamps = []
-    for entry in doc.entries:
-        if isinstance(entry.timestamp, str):
-            stamps.append(entry.timestamp)
-        body = entry.body
-        if type(body) is MessageBody:
-            message = body.message
-            if type(message) is AssistantMessage and message.model is not None and message.model.model:
-                models["/".join(x for x in (message.model.provider, message.model.model) if x)] = None
-        elif type(body) is ModelChange and body.model:
-            models["/".join(x for x in (body.provider, body.model) if x)] = None
-    for _entry, turn, spent_tokens, spent in counted(doc):
-        turns += turn
-        tokens += spent_tokens
-        cost += spent
+    stamps = [entry.timestamp for entry in doc.entries if isinstance(entry.timestamp, str)]
+    totals = usage_totals(doc.entries)
     name = doc.session_name()
     prompt = first_prompt(doc)
     created = session.created if isinstance(session.created, str) else (stamps[0] if stamps else None)
@@ -277,11 +359,11 @@ def session_facts(doc: Document, source_path: str | None = None) -> dict[str, An
         "cwd": session.cwd if isinstance(session.cwd, str) else None,
         "created": created,
         "updated": max(stamps) if stamps else created,
-        "models": list(models),
-        "turns": turns,
+        "models": models_used(doc.entries),
+        "turns": totals.turns,
         "entries": len(doc.entries),
-        "tokens": tokens,
-        "cost": round(cost, 10),
+        "tokens": totals.tokens,
+        "cost": totals.cost,
     }
 
 

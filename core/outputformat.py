@@ -1,6 +1,7 @@
 """What an output format declares: :class:`Converter`, its command-line :class:`Option`
-s, and the :class:`Archive` a format that writes one file for a whole directory run
-provides. The registry (:mod:`piconv.registry`) keeps the registered ones."""
+s, the :class:`Archive` a format that writes one file for a whole directory run
+provides, and the pages it may draw (:class:`IndexPage`, :class:`DiffPage`). The
+registry (:mod:`piconv.registry`) keeps the registered ones."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from .records import Frozen, frozen
 
 if TYPE_CHECKING:
+    from .compare.model import SessionDiff
     from .facts import ListedSession
     from .ir import Document
     from .report import Report
@@ -83,6 +85,15 @@ class IndexPage(Protocol):
         format wrote (then it is replaced; any other file stays, unless ``--overwrite``)."""
 
 
+class DiffPage(Protocol):
+    """A format's page of ``piconv diff --to FORMAT``: two conversations side by side
+    (see docs/plugins.md)."""
+
+    def render(self, diff: SessionDiff) -> bytes:
+        """The page showing ``diff``. Every string in it comes from a session: escape it
+        for the page's language."""
+
+
 class Archive(Protocol):
     """What a format needs for a directory run to write it as one file (see docs/plugins.md).
 
@@ -143,6 +154,8 @@ class Converter(Frozen):
       ``"layout"`` (each line's member order, :func:`piconv.jsonl.layout_of`, the
       bytes only where that cannot say them); the reader is asked to keep it
       (``keep_source``, :attr:`piconv.ir.Document.source_lines`). ``None``: nothing.
+    - ``diff``: optional; a :class:`DiffPage`: ``piconv diff --to NAME`` draws two
+      conversations side by side in this format.
     - ``plugin`` / ``distribution`` / ``version``: filled in by the registry.
     """
 
@@ -162,6 +175,7 @@ class Converter(Frozen):
     index: IndexPage | None = None
     write_directory: DirectoryFunction | None = None
     source_lines: str | None = None
+    diff: DiffPage | None = None
     plugin: str = ""
     distribution: str = ""
     version: str = ""

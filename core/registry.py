@@ -19,13 +19,14 @@ from .errors import PluginError
 from .filters import Filter
 from .inputformat import Reader
 from .nametable import NameTable
-from .outputformat import Archive, ArchiveStore, Converter, IndexPage, Option
+from .outputformat import Archive, ArchiveStore, Converter, DiffPage, IndexPage, Option
 from .plugins import Origin, PluginInfo, PluginSet, load_builtins, load_third_party
 
 __all__ = [
     "Archive",
     "ArchiveStore",
     "Converter",
+    "DiffPage",
     "IndexPage",
     "Option",
     "PluginWarning",

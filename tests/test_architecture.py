@@ -279,6 +279,7 @@ LAYERS = {
     "piconv.share": 4,
     "piconv.bulk.cli": 4,
     "piconv.catalog.cli": 4,
+    "piconv.compare.cli": 4,
     "piconv.bulk": 3,
     "piconv.catalog": 3,
     "piconv.api": 2,

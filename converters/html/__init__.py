@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 from piconv import Converter, Report, hookimpl
 
 if TYPE_CHECKING:
-    from piconv import ListedSession
+    from piconv import ListedSession, SessionDiff
     from piconv.ir import Document
 
 
@@ -47,6 +47,16 @@ class IndexPage:
         return owns(existing)
 
 
+class DiffPage:
+    """``piconv diff --to html`` (:mod:`.diffpage`, imported when a diff is drawn)."""
+
+    @staticmethod
+    def render(diff: SessionDiff) -> bytes:
+        from .diffpage import render
+
+        return render(diff)
+
+
 @hookimpl
 def register_converters(register: Any) -> None:
     register(
@@ -61,5 +71,6 @@ def register_converters(register: Any) -> None:
             checks_while_writing=True,
             mapping_doc="docs/formats/html.md",
             index=IndexPage(),
+            diff=DiffPage(),
         )
     )

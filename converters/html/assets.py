@@ -43,9 +43,23 @@ def _script(languages: tuple[str, ...]) -> str:
     return _page_js() + hljs.script(languages) if languages else _page_js()
 
 
-def script(languages: Iterable[str] = ()) -> str:
-    """The page's script for code blocks naming ``languages`` (requirements included)."""
-    return _script(tuple(languages))
+def script(languages: Iterable[str] = (), live: bool = False) -> str:
+    """The page's script for code blocks naming ``languages`` (requirements included);
+    ``live``: with what keeps the reader's place on a page that reloads itself while
+    ``piconv watch`` keeps it current (live.js)."""
+    return _script(tuple(languages)) + (_live_js() if live else "")
+
+
+@functools.lru_cache(maxsize=1)
+def _live_js() -> str:
+    js = _static("live.js")
+    if "</" in js:
+        raise AssertionError("live.js must not contain '</'")
+    return js
+
+
+RELOAD_SECONDS = 2
+"""How often a page kept current by ``piconv watch`` reloads itself."""
 
 
 def csp(script_source: str, style_source: str | None = None) -> str:
@@ -64,17 +78,20 @@ GENERATOR = '<meta name="generator" content="piconv">'
 """Names piconv as a page's writer: what tells a file at a page's place as piconv's."""
 
 
-def head(title_html: str, script_source: str, style_source: str | None = None) -> str:
+def head(title_html: str, script_source: str, style_source: str | None = None, reload: bool = False) -> str:
     """The page up to ``<body>``: the CSP first, piconv named as the generator (what
-    tells a page as piconv's), the title and the style (default: the session page's)."""
+    tells a page as piconv's), the title and the style (default: the session page's);
+    ``reload``: a page kept current by ``piconv watch``, which reloads itself every
+    :data:`RELOAD_SECONDS` (a refresh ``<meta>``: no script needed)."""
     style_source = style() if style_source is None else style_source
+    refresh = f'<meta http-equiv="refresh" content="{RELOAD_SECONDS}">' if reload else ""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp(script_source, style_source)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="color-scheme" content="light dark">'
-        f"{GENERATOR}"
+        f"{refresh}{GENERATOR}"
         f"<title>{title_html}</title>"
         f"<style>{style_source}</style>"
         "</head><body>"

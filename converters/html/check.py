@@ -33,8 +33,12 @@ _HEAD = re.compile(
     rb'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
     rb'<meta http-equiv="Content-Security-Policy" content="([^"]*)">'
 )
+# A page kept current by piconv watch reloads itself: a refresh of a number of seconds,
+# never a refresh to a URL (that would be a redirect).
 _HEAD_REST = re.compile(
-    rb'(?:<meta name="[a-z-]+" content="[^"<>]*">)*<title>[^<]*</title><style>(.*?)</style>', re.S
+    rb'(?:<meta (?:name="[a-z-]+" content="[^"<>]*"|http-equiv="refresh" content="[0-9]{1,4}")>)*'
+    rb"<title>[^<]*</title><style>(.*?)</style>",
+    re.S,
 )
 # The converter's vocabulary: what it writes itself and what cmark-gfm writes for Markdown.
 ALLOWED_TAGS = tuple(

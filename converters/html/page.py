@@ -45,6 +45,10 @@ from .readable import full_time, path_html
 from .tree import TreeWriter, preview
 
 FLUSH_AT = 1 << 20
+LIVE_NOTE = (
+    '<p class="note" id="live">Kept current by <code>piconv watch</code>: this page reloads itself every '
+    f"{assets.RELOAD_SECONDS} seconds while the session is watched, and keeps your place.</p>"
+)
 
 
 class Pairs:
@@ -325,7 +329,8 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
     # The grammars are chosen before the body is written: the script's hash goes in the
     # CSP at the top of the page.
     languages = with_requirements(page_languages(doc))
-    script = assets.script(languages)
+    watched = bool(options.get("watched"))  # piconv watch keeps this page current
+    script = assets.script(languages, live=watched)
     ctx = Ctx(
         highlighter=Highlighter(languages),
         leading_system=_leading_system(doc),
@@ -345,8 +350,10 @@ def write_page(doc: Document, out: IO[bytes], options: Mapping[str, Any], report
 
     validate = bool(options.get("validate"))
     sink = _Sink(out, validate)
-    head = to_utf8(assets.head(esc(page_title(doc)), script))
+    head = to_utf8(assets.head(esc(page_title(doc)), script, reload=watched))
     out.write(head)
+    if watched:
+        sink.emit(LIVE_NOTE)
     sink.emit(_header(doc, stats, labels, leaf_id))
     write_overview(doc, tree.kids, tree.on_path, leaf_id, labels, sink.emit)
     sink.emit('<main id="transcript">')

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 from piconv import Converter, Option, hookimpl
 
 if TYPE_CHECKING:
-    from piconv import ListedSession, Report
+    from piconv import ListedSession, Report, SessionDiff
     from piconv.ir import Document
 
 
@@ -70,6 +70,16 @@ class IndexPage:
         return owns(existing)
 
 
+class DiffPage:
+    """``piconv diff --to markdown`` (:mod:`.diffpage`, imported when a diff is drawn)."""
+
+    @staticmethod
+    def render(diff: SessionDiff) -> bytes:
+        from .diffpage import render
+
+        return render(diff)
+
+
 @hookimpl
 def register_converters(register: Callable[[Converter], None]) -> None:
     register(
@@ -85,5 +95,6 @@ def register_converters(register: Callable[[Converter], None]) -> None:
             options=OPTIONS,
             checks_while_writing=True,
             index=IndexPage(),
+            diff=DiffPage(),
         )
     )

@@ -71,6 +71,8 @@ class Manifest:
         self.path = os.path.join(outdir, NAME)
         self.records: dict[str, dict[str, Any]] = {}
         self.dropped = 0
+        self._lines = 0
+        self._appended = False
         self._log: int | None = None
         self._last_sync = 0.0
         self._load()
@@ -89,6 +91,7 @@ class Manifest:
                     continue
                 if well_formed(rec):
                     self.records[rec["input"]] = rec
+                    self._lines += 1
                 else:
                     self.dropped += 1  # never fatal: that input is converted again
 
@@ -116,14 +119,19 @@ class Manifest:
                 os.ftruncate(self._log, start)
             raise
         self.records[record["input"]] = record
+        self._appended = True
         now = time.monotonic()
         if now - self._last_sync >= SYNC_EVERY_S:
             os.fsync(self._log)
             self._last_sync = now
 
     def compact(self) -> None:
-        """Rewrite the log with one line per input (sorted), atomically."""
+        """Rewrite the log with one line per input (sorted), atomically; a log already so
+        (nothing appended, nothing dropped, no input twice) is left untouched, so a run
+        that changed nothing writes nothing (``piconv watch`` runs often)."""
         self.close()
+        if not self._appended and not self.dropped and self._lines == len(self.records):
+            return
         if not self.records and not os.path.exists(self.path):
             return
         tmp, name = temporary(self.outdir)

@@ -61,6 +61,21 @@ class _Format:
     index: Any = None
     """The format's :class:`piconv.registry.IndexPage` when it has a page listing the
     run's sessions, else None."""
+    watched_identity: dict[str, Any] | None = None
+    """The identity of an output written while ``piconv watch`` keeps it current (its
+    options with ``watched``): another than a plain run's, so the plain run that ends the
+    watch writes that output again, as a plain run writes it."""
+
+    def identity_for(self, watched: bool) -> dict[str, Any]:
+        return self.watched_identity if watched and self.watched_identity is not None else self.identity
+
+    def options_for(self, watched: bool) -> dict[str, Any]:
+        return {**self.options, WATCHED: True} if watched else self.options
+
+
+WATCHED = "watched"
+"""The option a format gets for a session ``piconv watch`` keeps current (a page may say
+so and reload itself while it is watched)."""
 
 
 def _options_hash(options: Mapping[str, Any], validate: bool, recover_glued: bool) -> str:
@@ -114,8 +129,11 @@ def _formats(
             identity["filters"] = _filters_identity(filters)
         archive = getattr(conv, "archive", None)
         index = getattr(conv, "index", None)
+        watched = {**identity, "options": _options_hash({**opts, WATCHED: True}, validate, recover_glued)}
         out.append(
-            _Format(conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf), archive, index)
+            _Format(
+                conv.name, conv.extension, tag, opts, identity, bool(conv.per_leaf), archive, index, watched
+            )
         )
     return out
 
@@ -151,6 +169,8 @@ def run_bulk(
     filters: Sequence[tuple[str, Mapping[str, Any]]] = (),
     selection: Selection | None = None,
     recursive: bool = False,
+    hold: Collection[str] = (),
+    watched: Collection[str] = (),
 ) -> Summary:
     """Convert every session below ``input_dir`` into ``output_dir`` in each of
     ``formats``; see docs/bulk.md. ``options`` maps a format name to its own options.
@@ -162,7 +182,12 @@ def run_bulk(
     layouts), or every ``*.jsonl`` below ``input_dir`` with ``recursive``; a file that is
     not a session is passed over and listed (``Summary.skipped``).
     ``force`` converts every session again; ``overwrite`` replaces files at output places
-    that piconv did not write (else that output fails, ``bulk:output-exists``)."""
+    that piconv did not write (else that output fails, ``bulk:output-exists``).
+    ``hold`` and ``watched`` serve ``piconv watch`` (:mod:`.watch`): inputs (paths below
+    ``input_dir``, ``/``-separated) to leave as they are this time (a session whose last
+    line is still being written: neither converted nor read), and inputs whose outputs
+    are written for watching (each format gets the option ``watched``; a later run
+    without it writes them again)."""
     from ..errors import OutputError, UsageError
     from ..registry import get_registry
     from ..version import __version__
@@ -208,6 +233,8 @@ def run_bulk(
         try:
             sources, refused, passed_over = discover(real_in, exclude=real_out, recursive=recursive)
             present = {s.rel for s in sources} | {r.rel for r in refused}
+            if hold:
+                sources = [s for s in sources if s.rel not in hold]
             sources, headers = _headers(
                 sources, manifest, real_in, passed_over, refused, _header_redactor(filters)
             )
@@ -235,6 +262,7 @@ def run_bulk(
                 overwrite=overwrite,
                 present=present,
                 name_of=name_of,
+                watched=frozenset(watched),
             )
             summary.up_to_date = skipped
             refused += unsafe
@@ -257,7 +285,15 @@ def run_bulk(
                 for result in results:
                     try:
                         archive_result(result, stores, fmts, manifest)
-                        _record(result, manifest, fmts, summary, __version__, headers.get(result["input"]))
+                        _record(
+                            result,
+                            manifest,
+                            fmts,
+                            summary,
+                            __version__,
+                            headers.get(result["input"]),
+                            watched=result["input"] in watched,
+                        )
                     except OSError as exc:
                         summary.fatal = f"{manifest.path}: cannot write the manifest: {exc.strerror or exc}"
                     size = sizes.get(result["input"], 0)
@@ -379,6 +415,7 @@ def _plan(
     overwrite: bool = False,
     present: Collection[str] | None = None,
     name_of: Callable[[str], str] = str,
+    watched: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[Task, Source]], int, list[Refused]]:
     """Which files need work, and for which formats. Cheap by design: a rerun with
     nothing changed costs a ``stat`` of each input and each recorded output. ``here``:
@@ -395,13 +432,14 @@ def _plan(
     reserved = _reserved(fmts)
     planned: list[tuple[Source, dict[str, FormatSpec]]] = []
     for src in sources:
+        live = src.rel in watched
         try:
             specs = {
                 f.name: FormatSpec(
-                    f.name, output_rel(name_of(src.rel), f.extension, f.tag, reserved), f.options
+                    f.name, output_rel(name_of(src.rel), f.extension, f.tag, reserved), f.options_for(live)
                 )
                 if f.archive is None
-                else FormatSpec(f.name, f.archive.file_name, f.options, archive=True, here=here)
+                else FormatSpec(f.name, f.archive.file_name, f.options_for(live), archive=True, here=here)
                 for f in fmts
             }
             if guard is not None:
@@ -430,7 +468,7 @@ def _plan(
             f.name
             for f in fmts
             if rec is not None
-            and _output_current(rec, f, specs[f.name], outdir, version)
+            and _output_current(rec, f, specs[f.name], outdir, version, src.rel in watched)
             and (
                 f.archive is None
                 or (archived or {}).get(f.name, {}).get(name_of(src.rel), "") == rec.get("sha256")
@@ -530,8 +568,11 @@ def _leaf_owner(rel_out: str, claimed: dict[str, str], me: str) -> str | None:
     return owner
 
 
-def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir: str, version: str) -> bool:
+def _output_current(
+    rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir: str, version: str, watched: bool = False
+) -> bool:
     out = (rec.get("outputs") or {}).get(fmt.name)
+    identity = fmt.identity_for(watched)
     meta = rec.get("meta")
     return (
         isinstance(out, dict)
@@ -540,9 +581,9 @@ def _output_current(rec: dict[str, Any], fmt: _Format, spec: FormatSpec, outdir:
         and isinstance(meta, dict)
         and "counted" in meta
         and out.get("path") == spec.rel_out
-        and all(out.get(k) == v for k, v in fmt.identity.items())
+        and all(out.get(k) == v for k, v in identity.items())
         # an output made through filters is not current for a run that asks for none
-        and (out.get("filters") is None or "filters" in fmt.identity)
+        and (out.get("filters") is None or "filters" in identity)
         and all(
             plain_file(os.path.join(outdir, *rel.split("/"))) for rel in out.get("leaves", [spec.rel_out])
         )
@@ -556,6 +597,7 @@ def _record(
     summary: Summary,
     version: str,
     header: Header | None = None,
+    watched: bool = False,
 ) -> None:
     rel = result["input"]
     old = manifest.get(rel) or {}
@@ -564,7 +606,7 @@ def _record(
         summary.unchanged_content += 1
         manifest.append({**old, "size": result["size"], "mtime_ns": result["mtime_ns"], **seen})
         return
-    identities = {f.name: f.identity for f in fmts}
+    identities = {f.name: f.identity_for(watched) for f in fmts}
     outputs: dict[str, Any] = {}
     if old.get("sha256") == result.get("sha256") and old.get("piconv") == version:
         # Same content: outputs of formats not redone this time are still valid.
