@@ -277,6 +277,11 @@ def test_a_session_named_by_id_or_file_name(tree: Path, tmp_path: Path) -> None:
     )
     none = run("deadbeef", "--to", "md", env=env, cwd=tmp_path)
     assert none.returncode == 3 and "no session" in none.stderr
+    diff = run("diff", "2026-11-30T06-42-56-000Z_01a22b31-3c39", FORK_ID[:8], "--json", env=env, cwd=tmp_path)
+    assert diff.returncode == 0, diff.stderr
+    shared = run("share", FORK_ID[:8], "--dry-run", "-o", str(tmp_path / "s.html"), env=env, cwd=tmp_path)
+    assert shared.returncode == 0, shared.stderr
+    assert (tmp_path / "s.html").is_file()
     stats = run("stats", FORK_ID[:8], "--json", env=env, cwd=tmp_path)
     assert (
         stats.returncode == 0 and json.loads(stats.stdout)["total"]["tokens"] > 126

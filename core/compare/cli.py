@@ -80,7 +80,10 @@ def run(ns: argparse.Namespace) -> int:
         raise UsageError("standard input ('-') can be one of the sessions, not both")
     if len(ns.sessions) == 1 and ns.against is None:
         raise UsageError("one session: name the two leaves to compare, --leaf A --against B")
-    sources = ns.sessions
+    from ..catalog.cli import resolve_input
+
+    # a session of pi's directory may be named by the start of its id or file name
+    sources = [s if s == "-" or os.path.exists(s) else resolve_input(s) for s in ns.sessions]
     result = diff(
         sources[0],
         sources[1] if len(sources) == 2 else None,

@@ -65,6 +65,10 @@ def _say(line: str) -> None:
 def main(args: Sequence[str]) -> int:
     ns = _parser().parse_args(args)
     one_shot()
+    if ns.input != "-" and not os.path.exists(ns.input):
+        from ..catalog.cli import resolve_input
+
+        ns.input = resolve_input(ns.input)  # the start of a session's id or file name
     fmt = FORMATS[ns.to]
     if ns.redact is None:
         ns.redact = True  # sharing redacts unless told not to
