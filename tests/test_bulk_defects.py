@@ -372,3 +372,25 @@ def test_a_time_limit_of_a_microsecond_does_not_spin_nor_stay_armed() -> None:
         assert alarms <= 0.05 / MIN_RETRY_SECONDS + 2
         assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
         assert signal.getsignal(signal.SIGALRM) is before
+
+
+def test_a_time_limit_gives_back_the_host_programs_own_timer() -> None:
+    """A library caller's own interval timer survives a directory run's time limit: it is
+    armed again, what remained of it counted down meanwhile."""
+    import signal
+    import time
+
+    from piconv.bulk.timelimit import time_limit
+
+    fired: list[int] = []
+    before = signal.signal(signal.SIGALRM, lambda *_: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30.0)
+        with time_limit(5):
+            time.sleep(0.05)
+        left, _interval = signal.getitimer(signal.ITIMER_REAL)
+        assert 29.0 < left < 30.0
+        assert not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)

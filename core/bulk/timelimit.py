@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
 
@@ -52,6 +53,10 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         if not left[0]:
             raise TimedOut
 
+    # a timer the host program had running is put back when the block ends, what remained
+    # of it counted down meanwhile (it is due at once if it fell due inside the block)
+    host_delay, host_interval = signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, expire)
     try:
         # armed inside the ``try``: a limit shorter than this call can expire before it returns
@@ -63,6 +68,9 @@ def time_limit(seconds: float | None) -> Iterator[None]:
                 left[0] = True
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, previous)
+                if host_delay:
+                    due = max(host_delay - (time.monotonic() - started), MIN_RETRY_SECONDS)
+                    signal.setitimer(signal.ITIMER_REAL, due, host_interval)
                 break
             except TimedOut:
                 # the alarm came before ``left`` was set: had it escaped, the timer and the
