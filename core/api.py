@@ -12,7 +12,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO
 from .errors import InputError, PluginError, UsageError, ValidationFailed
 from .ir import Document
 from .leaf import resolve_leaf
-from .output import output_to
+from .output import inputs_kept, output_to
 from .outputformat import Converter
 from .registry import get_registry
 from .report import Report
@@ -347,7 +347,8 @@ def _convert_into_directory(
     opts["output_path"] = None
     opts["validate"] = validate
     assert converter.write_directory is not None
-    converter.write_directory(doc, folder, opts, report)
+    with inputs_kept((read_from, doc.input_path, doc.session.source_path)):
+        converter.write_directory(doc, folder, opts, report)
     return report
 
 

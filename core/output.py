@@ -202,6 +202,25 @@ def folders_kept_out_of(root: str | None) -> Iterator[None]:
         _kept_out.reset(token)
 
 
+_inputs_kept: ContextVar[frozenset[tuple[int, int]]] = ContextVar("piconv_inputs_kept", default=frozenset())
+
+
+@contextlib.contextmanager
+def inputs_kept(paths: Iterable[str | None]) -> Iterator[None]:
+    """While it lasts, :func:`write_into_folder` never replaces one of these files (the
+    input of the conversion that writes the folder), whatever a format's ``replaces`` says."""
+    found = set()
+    for path in paths:
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            info = os.stat(path)  # type: ignore[arg-type]
+            found.add((info.st_dev, info.st_ino))
+    token = _inputs_kept.set(frozenset(found))
+    try:
+        yield
+    finally:
+        _inputs_kept.reset(token)
+
+
 def write_into_folder(
     folder: str, name: str, data: bytes, *, replaces: Callable[[bytes], bool] | None = None
 ) -> str:
@@ -237,6 +256,8 @@ def write_into_folder(
         if info is not None:
             if not stat.S_ISREG(info.st_mode):
                 raise _refuse(path, "is not a regular file: piconv does not replace it")
+            if (info.st_dev, info.st_ino) in _inputs_kept.get():
+                raise _refuse(path, "is the input: piconv never writes over its input")
             same_size = info.st_size == len(data)
             held = _read_at(fd, name, info.st_size) if same_size or replaces is not None else None
             if held == data:

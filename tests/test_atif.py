@@ -487,3 +487,19 @@ def test_leaf_ids_alike_once_made_file_names_get_their_own_files(tmp_path: Path)
     assert set(written) == {f"{sid}.json", f"{sid}_x-1.json", f"{sid}_x-1_2.json"}
     assert {v["trajectory_id"] for v in written.values()} == {"x/1", "x?1", "x:1"}
     assert written[f"{sid}.json"]["trajectory_id"] == "x:1"
+
+
+def test_a_trajectory_never_replaces_the_input_even_one_that_looks_like_a_trajectory(tmp_path: Path) -> None:
+    """An input shaped to pass for an earlier trajectory of its session, at the name a
+    trajectory takes, is still the input: refused, not replaced."""
+    folder = tmp_path / "o"
+    folder.mkdir()
+    source = folder / "sid1.json"
+    data = (
+        b'{"type":"session","version":3,"id":"sid1","timestamp":"2025-01-01T00:00:00.000Z",'
+        b'"cwd":"/tmp","schema_version":"ATIF-v1.4","session_id":"sid1"}\n'
+    )
+    source.write_bytes(data)
+    with pytest.raises(piconv.OutputError, match="is the input"):
+        piconv.convert(str(source), "atif", str(folder) + "/")
+    assert source.read_bytes() == data
