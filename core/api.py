@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -268,7 +269,7 @@ def convert(
         return _convert_into_directory(
             converter, document, target, opts, validate, recover_glued, reader, filters
         )
-    opts.setdefault("output_path", target if isinstance(target, str) else None)
+    opts.setdefault("output_path", _beside_path(target))
     opts["validate"] = validate
     read_from = os.fspath(document) if isinstance(document, (str, os.PathLike)) else None
     doc = (
@@ -422,6 +423,22 @@ def redact(document: Document, options: RedactOptions | None = None, **kwargs: A
     from .redaction.api import redact as run
 
     return run(document, options, **kwargs)
+
+
+def _beside_path(target: IO[bytes] | str) -> str | None:
+    """The output path a format may put files beside (Markdown's images): a regular file's
+    real path (a symlink's target, where the output goes), or a path not there yet; None
+    for a stream, a device or a FIFO, which have nowhere to put them (``/dev/null`` must
+    not grow a ``/dev/null_images`` folder)."""
+    if not isinstance(target, str):
+        return None
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return target
+    except OSError:
+        return None
+    return os.path.realpath(target) if stat.S_ISREG(info.st_mode) else None
 
 
 def new_report(converter: Converter, doc: Document) -> Report:

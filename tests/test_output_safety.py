@@ -164,3 +164,61 @@ def test_a_directory_run_report_never_overwrites_a_session(tmp_path: Path) -> No
         == 0
     )
     assert fine.read_bytes().startswith(b"{")
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def _session_with_an_image(path: Path) -> Path:
+    from conftest import session_bytes
+
+    path.write_bytes(
+        session_bytes(
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": None,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "look"},
+                        {"type": "image", "data": PNG, "mimeType": "image/png"},
+                    ],
+                    "timestamp": 1,
+                },
+            }
+        )
+    )
+    return path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root (CI runs as root)")
+def test_a_device_grows_no_folder_of_images_beside_it(tmp_path: Path) -> None:
+    """``-o /dev/null`` and the like: a format's files beside its output have nowhere to go
+    (as for stdout), so no ``null_images`` folder appears beside the device."""
+    source = _session_with_an_image(tmp_path / "s.jsonl")
+    devices = tmp_path / "dev"
+    devices.mkdir()
+    device = devices / "null"
+    os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    for fmt in ("markdown", "atif"):
+        result = piconv(str(source), "--to", fmt, "-o", str(device), "-q")
+        assert result.returncode == 0 or "pip install" in result.stderr, result.stderr
+    assert sorted(os.listdir(devices)) == ["null"]
+
+
+def test_images_go_beside_a_symlinks_target_where_the_page_is(tmp_path: Path) -> None:
+    source = _session_with_an_image(tmp_path / "s.jsonl")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    target = tmp_path / "real" / "t.md"
+    target.write_text("old")
+    link = tmp_path / "links" / "l.md"
+    link.symlink_to(target)
+    result = piconv(str(source), "--to", "markdown", "-o", str(link), "-q")
+    assert result.returncode == 0, result.stderr
+    assert os.listdir(tmp_path / "links") == ["l.md"]
+    images = tmp_path / "real" / "t_images"
+    assert images.is_dir() and len(os.listdir(images)) == 1
+    assert "t_images/" in target.read_text()
