@@ -113,11 +113,10 @@ class AsfContext:
 
 def remade(document: ir.Document) -> tuple[AsfFile, dict[str, str], dict[str, str]]:
     """The ASF entries of a document read from piconv's ASF of a pi session, written again
-    by the ``asf`` format (the same entries the file held, but for the ``pi`` records'
-    spelling), with the maps from ASF ids to IR ids and back."""
-    from piconv import convert_to_bytes
-
-    asf = AsfFile.of(convert_to_bytes(document, "asf", validate=False))
+    by the registered ``asf`` format (the same entries the file held, but for the ``pi``
+    records' spelling), with the maps from ASF ids to IR ids and back. Made from the
+    document, never from the file again: a filter (redaction) may have changed it since."""
+    asf = AsfFile.of(_written_again(document))
     ir_id: dict[str, str] = {}
     last_of: dict[str, str] = {}
     for entry in asf.entries:
@@ -126,3 +125,16 @@ def remade(document: ir.Document) -> tuple[AsfFile, dict[str, str], dict[str, st
             ir_id[entry["id"]] = legacy
             last_of[legacy] = entry["id"]  # the chain's last entry comes last
     return asf, ir_id, last_of
+
+
+def _written_again(document: ir.Document) -> bytes:
+    """``document`` as the ``asf`` format writes it, found through the registry as any
+    plugin finds a format (a reader does not call the public API above it)."""
+    import io
+
+    from piconv.registry import get_registry
+    from piconv.report import Report
+
+    out = io.BytesIO()
+    get_registry().get("asf").write(document, out, {"validate": False}, Report(format="asf"))
+    return out.getvalue()
