@@ -32,18 +32,10 @@ class UsageParser(argparse.ArgumentParser):
 
 def help_formatter(prog: str) -> argparse.HelpFormatter:
     # argparse asks shutil for the width each time it makes a formatter, which it does for
-    # every add_argument; shutil (with the compression modules it imports) is not needed
-    # for that, so the width is found as shutil finds it.
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    columns = columns or 80
+    # every add_argument: terminal_width finds it without importing shutil
+    from .terminal import terminal_width
+
+    columns = terminal_width(80)
     return argparse.RawDescriptionHelpFormatter(prog, width=max(columns, 20) - 2)
 
 

@@ -28,3 +28,22 @@ def _escape(match: re.Match[str]) -> str:
 def shown(text: str) -> str:
     """``text`` with every control character and undecodable byte written as an escape."""
     return _UNSAFE.sub(_escape, text)
+
+
+def terminal_width(default: int) -> int:
+    """The terminal's width: ``COLUMNS`` first (as argparse and shutil take it), then the
+    terminal of standard output, else ``default``. Found as shutil finds it, without
+    importing shutil (and the compression modules it brings) for a ``--help``."""
+    import os
+    import sys
+
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or default

@@ -10,6 +10,7 @@ a file the user did not put in the archive.
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
@@ -315,3 +316,12 @@ def open_session(root: str, rel: str) -> BinaryIO:
         raise NotASession(errno.EINVAL, "not a regular file (changed after the scan)")
     # O_NONBLOCK has no effect on reading a regular file, so it stays set.
     return os.fdopen(fd, "rb")
+
+
+class NamedBytes(io.BytesIO):
+    """A session file's bytes with the file's name, so a document parsed from memory (the
+    bytes read once, to hash or scan them too) keeps its source path."""
+
+    def __init__(self, data: bytes, name: str) -> None:
+        super().__init__(data)
+        self.name = name

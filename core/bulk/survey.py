@@ -8,11 +8,10 @@ code that makes the archive's index (:mod:`.lineage`).
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Any
 
-from .discover import Refused, Skipped, discover, open_session
+from .discover import NamedBytes, Refused, Skipped, discover, open_session
 from .lineage import own_figures, resolve
 from .sniff import sniff
 
@@ -41,7 +40,7 @@ def survey(directory: str, recursive: bool = False) -> dict[str, Any]:
         try:
             with open_session(root, src.open_rel or src.rel) as fh:
                 data = fh.read()
-            doc, reader = api.load_detected(_Named(data, src.path))
+            doc, reader = api.load_detected(NamedBytes(data, src.path))
         except (PiconvError, OSError) as exc:
             failed.append({"input": src.rel, "message": str(exc)})
             continue
@@ -89,14 +88,6 @@ def survey(directory: str, recursive: bool = False) -> dict[str, Any]:
         "refused": [{"input": r.rel, "code": r.code, "message": r.message} for r in refused],
         "totals": totals,
     }
-
-
-class _Named(io.BytesIO):
-    """A file's bytes with the file's name (the document keeps its source path)."""
-
-    def __init__(self, data: bytes, name: str) -> None:
-        super().__init__(data)
-        self.name = name
 
 
 def _rel(item: Skipped) -> str:

@@ -28,7 +28,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..output import TEMP_NAME, commit, discard, folders_kept_out_of, plain_file, temporary
-from .discover import NotASession, NotOurs, UnsafePath, input_guard, leaf_rel, open_session, safe_join
+from .discover import (
+    NamedBytes,
+    NotASession,
+    NotOurs,
+    UnsafePath,
+    input_guard,
+    leaf_rel,
+    open_session,
+    safe_join,
+)
 from .timelimit import TimedOut, time_limit
 
 LEGACY_TMP = re.compile(r"^\..+\.[0-9]+-[0-9a-f]{8}\.piconv-tmp$")
@@ -81,15 +90,6 @@ class Task:
     archive records beside the session (the html page a search hit links to)."""
     key: str = ""
     """The session's key in an archive: ``rel``, or the name redaction leaves of it."""
-
-
-class _NamedBytes(io.BytesIO):
-    """The file's bytes, with the file's name, so the document keeps its source path
-    although it is parsed from memory (the bytes were read once, to hash them too)."""
-
-    def __init__(self, data: bytes, name: str) -> None:
-        super().__init__(data)
-        self.name = name
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -146,7 +146,7 @@ def _run(task: Task, result: dict[str, Any]) -> None:
     keep = "bytes" if "bytes" in spelled else next(iter(spelled), None)
     try:
         doc, reader = api.load_detected(
-            _NamedBytes(data, task.path), task.recover_glued, None, keep
+            NamedBytes(data, task.path), task.recover_glued, None, keep
         )  # the reader detected
         result["reader"] = reader.name
     except PiconvError as exc:

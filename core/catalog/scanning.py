@@ -8,11 +8,10 @@ when its scan declines the file, the whole document is read and
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..bulk.discover import Source, open_session
+from ..bulk.discover import NamedBytes, Source, open_session
 from ..errors import PiconvError
 from ..facts import SessionScan
 
@@ -28,14 +27,6 @@ class Scanned:
     error: str = ""
 
 
-class _Named(io.BytesIO):
-    """A file's bytes with the file's name (the document keeps its source path)."""
-
-    def __init__(self, data: bytes, name: str) -> None:
-        super().__init__(data)
-        self.name = name
-
-
 def scan_bytes(data: bytes, path: str) -> tuple[SessionScan, str]:
     """The scan of a session's bytes, and the name of the reader it was read with.
     Raises :class:`piconv.PiconvError` when no reader takes it."""
@@ -47,7 +38,7 @@ def scan_bytes(data: bytes, path: str) -> tuple[SessionScan, str]:
         found = reader.scan(data, {"source_path": path})
         if found is not None:
             return found, reader.name
-    doc = api.load(_Named(data, path), reader=reader.name)
+    doc = api.load(NamedBytes(data, path), reader=reader.name)
     return scan_document(doc), reader.name
 
 
@@ -93,9 +84,3 @@ def scan_all(root: str, sources: Sequence[Source], jobs: int | None = None) -> l
 
 _PARALLEL_BYTES = 32 * 1024 * 1024
 """Below this many bytes, one process scans faster than a pool starts."""
-
-
-def iter_scans(items: Sequence[Scanned]) -> Iterator[tuple[Source, SessionScan]]:
-    for item in items:
-        if item.scan is not None:
-            yield item.source, item.scan

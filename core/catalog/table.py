@@ -92,20 +92,10 @@ def to_csv(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def terminal_width() -> int:
-    """The terminal's width (``COLUMNS`` first, as argparse takes it), 100 when there is no terminal."""
-    import os
-    import sys
+    """The terminal's width, 100 when there is no terminal."""
+    from ..terminal import terminal_width as width
 
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 100
+    return width(100)
 
 
 def figure(n: int, compact: bool = False) -> str:

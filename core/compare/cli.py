@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 
@@ -54,8 +53,10 @@ def parser() -> UsageParser:
 
 
 def terminal_width() -> int:
-    """The terminal's width (``COLUMNS`` first, as the shell sets it), else 100."""
-    return shutil.get_terminal_size((100, 24)).columns
+    """The terminal's width, 100 when there is no terminal."""
+    from ..terminal import terminal_width as width
+
+    return width(100)
 
 
 def main(args: Sequence[str]) -> int:
