@@ -45,6 +45,7 @@ _EXPORTS = {
     "RedactOptions": "redaction.api",
     "Filter": "filters",
     "session_facts": "facts",
+    "call_cost": "facts",
     "session_title": "facts",
     "Converter": "outputformat",
     "Option": "outputformat",
@@ -99,6 +100,7 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .errors import ValidationFailed as ValidationFailed
     from .facts import ListedSession as ListedSession
     from .facts import UsageTotals as UsageTotals
+    from .facts import call_cost as call_cost
     from .facts import session_facts as session_facts
     from .facts import session_title as session_title
     from .facts import usage_totals as usage_totals

@@ -503,3 +503,47 @@ def test_a_trajectory_never_replaces_the_input_even_one_that_looks_like_a_trajec
     with pytest.raises(piconv.OutputError, match="is the input"):
         piconv.convert(str(source), "atif", str(folder) + "/")
     assert source.read_bytes() == data
+
+
+def test_a_cost_recorded_by_its_parts_counts_as_piconvs_totals_count_it(tmp_path: Path) -> None:
+    """A session written before pi recorded a cost's total: its parts add up, in the
+    trajectory's metrics as in every total piconv shows."""
+    usage = {
+        "input": 10,
+        "output": 5,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "cost": {"input": 0.25, "output": 0.5, "cacheRead": 0, "cacheWrite": 0},
+    }
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(
+        session_bytes(
+            {
+                "type": "message",
+                "id": "u1",
+                "parentId": None,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": "hi", "timestamp": 1},
+            },
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": "u1",
+                "timestamp": "2026-01-01T00:00:02.000Z",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "hello"}],
+                    "provider": "p",
+                    "model": "m",
+                    "usage": usage,
+                    "stopReason": "stop",
+                    "timestamp": 2,
+                },
+            },
+        )
+    )
+    doc = piconv.load(path)
+    trajectory = json.loads(piconv.convert_to_bytes(doc, "atif"))
+    expected = piconv.usage_totals(doc.path()).cost
+    assert expected == 0.75
+    assert trajectory["final_metrics"]["total_cost_usd"] == expected

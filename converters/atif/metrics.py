@@ -33,10 +33,17 @@ def _count(value: object) -> int:
 
 
 def _cost(usage: Usage) -> float | None:
-    spent = usage.cost.total if usage.cost is not None else None
-    if type(spent) in (int, float) and spent == spent and abs(spent) != float("inf"):  # type: ignore[arg-type]
-        return float(spent)  # type: ignore[arg-type]
-    return None
+    """The call's cost as piconv's totals count it (:func:`piconv.call_cost`: the recorded
+    total, else the sum of its parts); None when the call records none at all."""
+    from piconv import call_cost
+
+    cost = usage.cost
+    if cost is None:
+        return None
+    parts = (cost.input, cost.output, cost.cache_read, cost.cache_write)
+    if not isinstance(cost.total, (int, float)) and all(p is None for p in parts):
+        return None
+    return call_cost(cost.total, parts)
 
 
 def step_metrics(usage: Usage) -> dict[str, Any]:
