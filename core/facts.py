@@ -307,14 +307,20 @@ SHOWN_TITLE_CHARS = 120
 """A title as a page shows it: one line of at most this many characters."""
 
 
-def session_title(doc: Document) -> str | None:
-    """The title every output gives the session: its name (pi's ``session_info``), else
-    its first prompt, cleaned (:func:`clean_title`), on one line of at most 120
-    characters (a longer one ends with ``…``); ``None`` when it has neither."""
-    text = clean_title(doc.session_name() or header_title(doc) or "") or first_prompt(doc)
-    if not text:
-        return None
+def shown_title(*candidates: str | None) -> str:
+    """The first candidate that holds text, cleaned (:func:`clean_title`), on one line of
+    at most :data:`SHOWN_TITLE_CHARS` characters (a longer one ends with ``…``); ``""``
+    when none does. The one rule for every title piconv shows, whatever it is read from
+    (a document, a quick scan, the archive, the manifest)."""
+    text = next((t for t in (clean_title(c) for c in candidates if c) if t), "")
     return text if len(text) <= SHOWN_TITLE_CHARS else text[: SHOWN_TITLE_CHARS - 1] + "\u2026"
+
+
+def session_title(doc: Document) -> str | None:
+    """The title every output gives the session: its name (pi's ``session_info``, or
+    Oh-My-Pi's title line), else its first prompt (:func:`shown_title`); ``None`` when it
+    has neither."""
+    return shown_title(doc.session_name(), header_title(doc), first_prompt(doc)) or None
 
 
 def day_of(stamp: Any) -> str | None:

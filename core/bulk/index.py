@@ -14,12 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ..facts import ListedSession, clean_title, project_name
+from ..facts import ListedSession, project_name, shown_title
 from ..records import replace
 from .lineage import Link, Own, order, own_figures, resolve
 from .worker import write_own
-
-TITLE_CHARS = 120
 
 RUN_FILES = frozenset({".piconv-manifest.jsonl", ".piconv-lock"})
 """The run's own files at the top of OUTDIR: no page takes their place."""
@@ -83,9 +81,10 @@ def _with_lineage(
 def _title(rec: Mapping[str, Any]) -> str:
     meta = rec.get("meta") if isinstance(rec.get("meta"), dict) else {}
     title = meta.get("title") or meta.get("name") or meta.get("first_prompt")
-    title = clean_title(str(title)) if title else ""
     rel = rec.get("input")
-    return _clip(title or (rel.rsplit("/", 1)[-1] if isinstance(rel, str) else ""))
+    return shown_title(
+        str(title) if title else None, rel.rsplit("/", 1)[-1] if isinstance(rel, str) else None
+    )
 
 
 def _listed(rec: dict[str, Any], fmt: str, outdir: str, own: Own | None = None) -> ListedSession | None:
@@ -133,11 +132,6 @@ def _days(meta: Mapping[str, Any]) -> tuple[tuple[str, int, float], ...]:
     if len(day) != 10:
         return ()
     return ((day, tokens if type(tokens) is int else 0, float(cost) if type(cost) in (int, float) else 0.0),)
-
-
-def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= TITLE_CHARS else s[: TITLE_CHARS - 1] + "…"
 
 
 class IndexNotWritten(Exception):

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from ..errors import PluginError
-from ..facts import Spend, clean_title
-from .listing import TITLE_CHARS, Session
+from ..facts import Spend, shown_title
+from .listing import Session
 
 ARCHIVE_FORMAT = "sqlite"
 
@@ -55,9 +55,7 @@ def _session(row: dict[str, Any], spends: tuple[Spend, ...]) -> Session:
         models = tuple(json.loads(row["models"])) if row.get("models") else ()
     except ValueError:
         models = ()
-    title = clean_title(row.get("title") or "") or (row.get("key") or "").rsplit("/", 1)[-1]
-    if len(title) > TITLE_CHARS:
-        title = title[: TITLE_CHARS - 1] + "…"
+    title = shown_title(row.get("title"), (row.get("key") or "").rsplit("/", 1)[-1])
     return Session(
         path=row.get("source") or "",
         rel=row.get("key") or "",

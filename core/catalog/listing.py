@@ -16,9 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from ..facts import SessionScan, Spend, clean_title, entry_key, project_name
-
-TITLE_CHARS = 120
+from ..facts import SessionScan, Spend, entry_key, project_name, shown_title
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,10 +277,7 @@ def _session(
         w += s.cache_write
         tokens += s.tokens
         cost += s.cost
-    title = clean_title(scan.name or scan.header_title or "") or scan.first_prompt or rel.rsplit("/", 1)[-1]
-    title = " ".join(title.split())
-    if len(title) > TITLE_CHARS:
-        title = title[: TITLE_CHARS - 1] + "…"
+    title = shown_title(scan.name, scan.header_title, scan.first_prompt, rel.rsplit("/", 1)[-1])
     return Session(
         path=path,
         rel=rel,
