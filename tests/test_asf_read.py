@@ -320,5 +320,145 @@ def test_pi_files_read_from_asf_agree_with_the_rfc_context(path: Path) -> None:
     back = piconv.load(to_asf(path.read_bytes()))
     for leaf in back.leaves():
         rfc = request_context(back, leaf.id)
-        rule = back.context_builder
-        assert {rule.ir_id[source] for source in rfc.item_entries} <= {e.id for e in back.path(leaf.id)}
+        ir_id = back.context_builder.ir_ids(back, leaf.id)
+        assert {ir_id[source] for source in rfc.item_entries} <= {e.id for e in back.path(leaf.id)}
+
+
+# --------------------------------------------------------------------------- another writer's files
+
+
+def another_writers(asf: bytes) -> bytes:
+    """piconv's ASF of a pi session as another writer's file: the harness renamed and
+    every ``pi`` record and ``legacy_id`` dropped, so no entry is read back as pi's."""
+    lines = []
+    for number, line in enumerate(asf.splitlines()):
+        value = orjson.loads(line)
+        value.pop("pi", None)
+        value.pop("legacy_id", None)
+        if number == 0:
+            value["harness"] = {"name": "elsewhere", "version": "1"}
+        lines.append(orjson.dumps(value) + b"\n")
+    return b"".join(lines)
+
+
+def _as_message(item: Any) -> ir.Message:
+    from piconv.converters.asf.read.foreign import item_message
+
+    return item_message(item, {})
+
+
+def _same_rfc_context(data: bytes) -> None:
+    """RFC 0001's context of every leaf, made from the document, equals the one made
+    from the file's own entries: same settings, same entries, each item the same
+    message."""
+    from piconv.converters.asf.read.context import AsfFile, build_context
+
+    doc = piconv.load(data, reader="asf")
+    asf = AsfFile.of(data)
+    assert doc.leaf_id == asf.leaf()
+    for leaf in doc.leaves():
+        ours = request_context(doc, leaf.id)
+        theirs = build_context(asf.path(leaf.id))
+        assert (ours.settings, ours.entries, ours.item_entries, ours.omitted) == (
+            theirs.settings,
+            theirs.entries,
+            theirs.item_entries,
+            theirs.omitted,
+        )
+        assert [_as_message(i) for i in ours.items] == [_as_message(i) for i in theirs.items]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_the_rfc_context_made_from_the_document_equals_the_files_reference(path: Path) -> None:
+    _same_rfc_context(path.read_bytes())
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_the_rfc_context_made_from_the_document_equals_the_files_corpus(path: Path) -> None:
+    _same_rfc_context(another_writers(to_asf(path.read_bytes())))
+
+
+def _reachable(root: object) -> list[object]:
+    import gc
+
+    seen = {id(root)}
+    todo = [root]
+    found = []
+    while todo:
+        for child in gc.get_referents(todo.pop()):
+            if id(child) not in seen and not isinstance(child, (str, bytes, int, float, type)):
+                seen.add(id(child))
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+@pytest.mark.shared
+def test_another_writers_file_is_not_held_beside_its_document() -> None:
+    # Reading costs the document: no parsed line outlives the reading (the context is
+    # made from the document when asked for), so nothing an entry of the file parsed
+    # into, an object with an envelope's parent and ts, is reachable from the document.
+    data = another_writers(
+        to_asf((SHARED / "corpus" / "pi" / "badlogic__pi-mono__compact.jsonl").read_bytes())
+    )
+    doc = piconv.load(data, reader="asf")
+    assert len(doc.entries) > 500 and doc.context().messages
+    held = [o for o in _reachable(doc) if type(o) is dict and "parent" in o and "ts" in o]
+    assert held == []
+
+
+def test_the_context_of_another_writers_file_shows_what_a_filter_left() -> None:
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
+    data = asf_bytes(
+        {
+            "type": "config",
+            "id": "k",
+            "parent": None,
+            "ts": TS % 0,
+            "model": "m-1",
+            "instructions": f"Use {token}.",
+        },
+        item("u", "k", user(f"and {token} too"), 1),
+    )
+    doc = piconv.load(data)
+    assert token in doc.context().messages[0].message.content
+    redacted = piconv.redact(doc).document
+    shown = repr(redacted.context())
+    assert token not in shown and "Use " in shown and "and " in shown
+    assert token not in render(redacted, "openai").decode()
+
+
+def test_what_an_entry_names_ahead_of_it_is_read_at_the_end() -> None:
+    # A label naming an entry written after it, and an assistant item whose model its
+    # response entry (after it) names: both are read as if every entry came first.
+    data = asf_bytes(
+        item("a", None, user("hi")),
+        {"type": "label", "id": "l", "parent": "a", "ts": TS % 2, "target": "r", "label": "answer"},
+        item(
+            "r",
+            "l",
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello"}]},
+            3,
+            response="resp_1",
+        ),
+        {"type": "response", "id": "p", "parent": "r", "ts": TS % 4, "response_id": "resp_1", "model": "m-2"},
+    )
+    doc = piconv.load(data)
+    assert doc.issues == ()
+    assert doc.labels() == {"r": "answer"}
+    assert doc.get("r").message.model == ir.ModelRef(None, "m-2")
+
+
+def test_a_label_that_is_no_string_is_kept_and_ignored_by_the_resume_rule() -> None:
+    data = asf_bytes(
+        item("a", None, user("root")),
+        item("b1", "a", user("first"), 2),
+        item("b2", "a", user("second"), 3),
+        {"type": "label", "id": "l", "parent": "b2", "ts": TS % 4, "target": "b1", "label": "leaf"},
+        {"type": "label", "id": "m", "parent": "l", "ts": TS % 5, "target": "b1", "label": 7},
+    )
+    doc = piconv.load(data)
+    assert doc.get("m").extra == {"label": 7}
+    assert doc.leaf_id == "b1"  # the second label clears nothing: 7 is no label

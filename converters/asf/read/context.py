@@ -21,7 +21,7 @@ from typing import Any
 
 JSONDict = dict[str, Any]
 
-__all__ = ["AsfFile", "Context", "build_context", "resume_leaf"]
+__all__ = ["NOT_LABEL", "AsfFile", "Context", "Node", "build_context", "node", "resume_leaf"]
 
 _SETTINGS = ("model", "instructions", "reasoning", "text")
 
@@ -63,7 +63,7 @@ class AsfFile:
 
     def leaf(self) -> str | None:
         """The leaf RFC 0001's resume rule gives."""
-        return resume_leaf(self.entries)
+        return resume_leaf([node(e) for e in self.entries])
 
     def leaves(self) -> list[str]:
         parents = {e.get("parent") for e in self.entries if type(e.get("parent")) is str}
@@ -88,52 +88,72 @@ class AsfFile:
         return build_context(self.path(leaf))
 
 
-def resume_leaf(entries: list[JSONDict]) -> str | None:
-    """RFC 0001's resume rule: the newest entry in file order that descends from the
-    target of the last ``leaf`` label in force and was written after that label (the
-    label itself excepted), else that target; the last entry without such a label. A
-    leaf found that is itself a ``leaf`` label resolves to its nearest other ancestor."""
-    if not entries:
-        return None
-    index = {e["id"]: e for e in entries}
-    position = {e["id"]: n for n, e in enumerate(entries)}
+NOT_LABEL = object()
+"""The label of a node that is no label entry (:data:`Node`)."""
 
-    def is_leaf_label(e: JSONDict) -> bool:
-        return e.get("type") == "label" and e.get("label") == "leaf"
+Node = tuple[str, Any, Any, Any]
+"""What the resume rule reads of an entry: its id, its parent, its label (``NOT_LABEL``
+for an entry that is no ``label``) and the label's target."""
+
+
+def node(entry: JSONDict) -> Node:
+    """An ASF entry as the resume rule reads it."""
+    is_label = entry.get("type") == "label"
+    return (
+        entry["id"],
+        entry.get("parent"),
+        entry.get("label") if is_label else NOT_LABEL,
+        entry.get("target"),
+    )
+
+
+def resume_leaf(nodes: list[Node]) -> str | None:
+    """RFC 0001's resume rule over the entries of a file in file order: the newest entry
+    that descends from the target of the last ``leaf`` label in force and was written
+    after that label (the label itself excepted), else that target; the last entry
+    without such a label. A leaf found that is itself a ``leaf`` label resolves to its
+    nearest other ancestor."""
+    if not nodes:
+        return None
+    index = {n[0]: n for n in nodes}
+    position = {n[0]: i for i, n in enumerate(nodes)}
+
+    def is_leaf_label(n: Node) -> bool:
+        return n[2] == "leaf"
 
     target: str | None = None
     at = -1
-    for n, e in enumerate(entries):
-        if e.get("type") != "label" or type(e.get("target")) is not str:
+    for i, (_id, _parent, label, aim) in enumerate(nodes):
+        if label is NOT_LABEL or type(aim) is not str:
             continue
-        if e.get("label") == "leaf" and e["target"] in index and not is_leaf_label(index[e["target"]]):
-            target, at = e["target"], n
-        elif e.get("label") is None and e["target"] == target:
+        if label == "leaf" and aim in index and not is_leaf_label(index[aim]):
+            target, at = aim, i
+        elif label is None and aim == target:
             target, at = None, -1
     if target is None:
-        found = entries[-1]["id"]
+        found = nodes[-1][0]
     else:
         found = target
-        for e in entries[at + 1 :]:
-            if is_leaf_label(e):
+        for n in nodes[at + 1 :]:
+            if is_leaf_label(n):
                 continue
-            node: JSONDict | None = e
-            while node is not None and node["id"] != target:
-                parent = node.get("parent")
-                node = (
+            walk: Node | None = n
+            while walk is not None and walk[0] != target:
+                parent = walk[1]
+                walk = (
                     index.get(parent)
-                    if type(parent) is str and position.get(parent, -1) < position[node["id"]]
+                    if type(parent) is str and position.get(parent, -1) < position[walk[0]]
                     else None
                 )
-            if node is not None:
-                found = e["id"]
-    node = index[found]
-    while is_leaf_label(node):
-        parent = node.get("parent")
+            if walk is not None:
+                found = n[0]
+    current = index[found]
+    while is_leaf_label(current):
+        parent = current[1]
         if type(parent) is not str or parent not in index:
             break
-        node = index[parent]
-    return node["id"]
+        current = index[parent]
+    return current[0]
 
 
 # --------------------------------------------------------------------------- settings

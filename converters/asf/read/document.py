@@ -29,12 +29,13 @@ from piconv.ir import replace
 
 from ..lines import iter_lines
 from . import foreign
-from .context import AsfFile, resume_leaf
+from .context import resume_leaf
 from .pi_group import Group, groups, is_pi, pi_entry, pi_session
 from .rule import AsfContext
 from .unnormalise import restore
 from .verify import problem
 from .version import gate
+from .views import leaf_nodes
 
 JSONDict = dict[str, Any]
 
@@ -168,13 +169,15 @@ def _session(header: JSONDict | None, source_path: str | None) -> ir.SessionInfo
 
 
 class _Reading:
-    """One file's entries on their way into the IR, chain by chain as they are read.
+    """One file's entries on their way into the IR, read as they come and let go: no
+    parsed line outlives its entry, so reading costs the document, not the document and
+    the file (RFC 0001's context is made from the document, ``rule.py``).
 
-    While every chain is one piconv wrote from pi (and pi's rule is at hand), each is read
-    into its IR entry as soon as it ends and let go (``stream``): a file piconv wrote is
-    never held whole beside its document. From the first entry another writer made, the
-    rest is held and read at the end (``finish``): a response's model names the items
-    before it, and RFC 0001's context walks the entries."""
+    A chain piconv wrote from pi becomes its IR entry as soon as it ends, another
+    writer's entry at once. What may look ahead is mended at the end (``finish``): an
+    assistant item takes its model from the ``response`` entry after it, and the few
+    entries naming an entry not read yet (a label, a summary, a fold) are read again
+    then, their lines kept until that time."""
 
     def __init__(self, issues: list[ir.Issue], lines: ir.SourceLines | None, bad_parents: Mapping[str, Any]):
         self.issues = issues
@@ -182,16 +185,17 @@ class _Reading:
         self.bad_parents = bad_parents
         self.ids = _Ids(issues)
         self.ir_id: dict[str, str] = {}  # ASF id -> the IR id of the entry it belongs to
-        self.held: list[tuple[Group, bool]] | None = None  # None: reading chain by chain
-        self.raw: list[tuple[int, JSONDict]] = []  # the entries held (all of them unless streamed)
-        self.streamed = False  # were entries read and let go?
+        self.read_pi = False  # was any entry read back from piconv's pi records?
         self.tool_names: dict[str, str] = {}
-        self.models: dict[str, str] = {}
+        self.models: dict[str, str] = {}  # response id -> the model its response entry names
         self.entries: list[ir.Entry] = []
         self.made: set[str] = set()
         self.last_of: dict[str, str] = {}  # IR id -> the last ASF entry it was read from
         self.all_pi = True
         self.expected = 0  # the pi line the next chain is expected to stand for
+        self.misses = 0  # references resolved to no entry (yet)
+        self.unmodelled: list[int] = []  # entries holding an assistant item whose model may come later
+        self.looking_ahead: list[tuple[int, int, JSONDict, str, str | None]] = []
 
     def split(self, group: Group) -> list[tuple[Group, bool]]:
         if len(group) > 1 and not is_pi(group):
@@ -213,31 +217,31 @@ class _Reading:
             self.ir_id[value["id"]] = own[value["id"]] = self.ids.want(value["id"], line)
         return own
 
-    def take(self, group: Group, *, stream: bool) -> None:
+    def take(self, group: Group) -> None:
         """One group of the file, as it is read."""
         for part, pi in self.split(group):
-            if stream and self.held is None and pi:
-                self.read_one(part, pi, self.assign(part, pi))
-                self.streamed = True
-                continue
-            if self.held is None:
-                self.held = []
-            self.held.append((part, pi))
-            self.raw.extend(part)
+            for _line, value in part:
+                if (
+                    value.get("type") == "response"
+                    and type(value.get("response_id")) is str
+                    and type(value.get("model")) is str
+                ):
+                    self.models[value["response_id"]] = value["model"]
+            self.read_one(part, pi, self.assign(part, pi))
 
     def finish(self) -> None:
-        """The entries held, read in file order."""
-        held = self.held or []
-        for _line, value in self.raw:
-            if (
-                value.get("type") == "response"
-                and type(value.get("response_id")) is str
-                and type(value.get("model")) is str
-            ):
-                self.models[value["response_id"]] = value["model"]
-        owns = [self.assign(part, pi) for part, pi in held]  # every id first: a reference may look ahead
-        for (part, pi), own in zip(held, owns, strict=True):
-            self.read_one(part, pi, own)
+        """What looked ahead, mended now that every entry is read."""
+        for index, line, value, entry_id, parent in self.looking_ahead:
+            self.entries[index] = self.made_of(line, value, entry_id, parent)
+        self.looking_ahead.clear()
+        for index in self.unmodelled:
+            entry = self.entries[index]
+            message = entry.message
+            model = self.models.get(message.response_id) if isinstance(message, ir.AssistantMessage) else None  # type: ignore[arg-type]
+            if model is not None and message.model is None:  # type: ignore[union-attr]
+                entry = replace(entry, body=ir.MessageBody(foreign.with_model(message, model)))  # type: ignore[arg-type]
+                self.entries[index] = entry
+        self.unmodelled.clear()
 
     def read_one(self, group: Group, pi: bool, own: dict[str, str]) -> None:
         if pi:
@@ -248,7 +252,12 @@ class _Reading:
         self.all_pi = False
 
     def resolve(self, asf_id: Any) -> str | None:
-        return self.ir_id.get(asf_id) if type(asf_id) is str else None
+        if type(asf_id) is not str:
+            return None
+        found = self.ir_id.get(asf_id)
+        if found is None:
+            self.misses += 1
+        return found
 
     def add(self, made: ir.Entry, line: int, asf_id: str, *, pi: bool = False) -> None:
         """``made`` into the document, its parent made before it (else a root; a pi entry
@@ -280,10 +289,25 @@ class _Reading:
         item = value.get("item")
         if type(item) is dict and item.get("type") == "function_call" and type(item.get("call_id")) is str:
             self.tool_names[item["call_id"]] = item["name"] if type(item.get("name")) is str else ""
+        misses = self.misses
+        made = self.made_of(line, value, entry_id, parent)
+        index = len(self.entries)
+        if self.misses != misses:  # it names an entry not read yet: read again at the end
+            self.looking_ahead.append((index, line, value, entry_id, parent))
+        message = made.message
+        if (
+            isinstance(message, ir.AssistantMessage)
+            and message.model is None
+            and message.response_id is not None
+        ):
+            self.unmodelled.append(index)
+        self.add(made, line, value["id"])
+
+    def made_of(self, line: int, value: JSONDict, entry_id: str, parent: str | None) -> ir.Entry:
         made = foreign.entry(value, line, entry_id, parent, self.resolve, self.tool_names, self.models)
         if value["id"] in self.bad_parents:
             made = replace(made, extra={**made.extra, "parent": self.bad_parents[value["id"]]})
-        self.add(made, line, value["id"])
+        return made
 
     def pi_chain(self, group: Group, expected: int, own: dict[str, str]) -> int:
         last_line, last = group[-1]
@@ -302,6 +326,7 @@ class _Reading:
                         made, id=target, origin=replace(made.origin, synthesized=synthesized), extra=kept
                     )
                 self.add(made, last_line, last["id"], pi=True)
+                self.read_pi = True
                 last.pop("pi", None)  # read: the context walk needs none of it
             return after
         self.issues.append(
@@ -315,7 +340,7 @@ class _Reading:
         self.all_pi = False
         parent = self.resolve(group[0][1].get("parent"))
         for line, value in group:
-            entry_id = own[value["id"]]
+            entry_id = self.ir_id[value["id"]] = own[value["id"]]
             self.foreign(line, value, entry_id, parent)
             parent = entry_id
         return expected
@@ -329,7 +354,6 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
     lines = ir.SourceLines() if options.get("keep_source") else None
     reading = _Reading(issues, lines, bad_parents)
     harness_rule = None
-    stream_on = False
     first = True
     for group in groups(_entries(stream, file, issues, bad_parents)):
         if first:  # the header is read: does it claim a file piconv wrote from pi?
@@ -344,8 +368,7 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
                 kept = header.get("pi")
                 line = kept.get("line", 1) if type(kept) is dict else 1
                 reading.expected = line + 1 if type(line) is int else 0
-            stream_on = harness_rule is not None
-        reading.take(group, stream=stream_on)
+        reading.take(group)
     header = file.header
     if first and header is not None:  # a header and no entry
         harness = header.get("harness")
@@ -358,7 +381,7 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         header is not None
         and type(harness) is dict
         and harness.get("name") == "pi"
-        and bool(entries or reading.raw or reading.streamed)
+        and not first  # an entry was read
         and reading.all_pi
     )
     source_path = options.get("source_path")
@@ -377,21 +400,13 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
         leaf = entries[-1].id if entries else None  # pi's rule: the last entry
     else:
         session = _session(header, source_path)
-        found = resume_leaf([v for _l, v in reading.raw]) if not reading.streamed else None
-        leaf = reading.resolve(found) if found is not None else None
-        if leaf is None or leaf not in reading.made:
-            leaf = entries[-1].id if entries else None
-    if reading.streamed or (from_pi and harness_rule is not None):
-        # the entries were let go (or are not needed): RFC 0001's context, when asked for,
-        # is made from the document again; pi's rule for a file wholly from pi
-        rule = AsfContext(None, {}, {}, harness_rule=harness_rule if from_pi else None)
-    else:
-        raw = reading.raw
-        rule = AsfContext(
-            AsfFile(header, [v for _l, v in raw], {v["id"]: v for _l, v in raw}),
-            reading.ir_id,
-            reading.last_of,
-        )
+        leaf = resume_leaf(leaf_nodes(entries))
+    # RFC 0001's context is made from the document when asked for (``rule.py``); pi's
+    # rule for a file wholly from pi
+    rule = AsfContext(
+        from_pi=reading.read_pi,
+        harness_rule=harness_rule if from_pi else None,
+    )
     del reading
     return ir.Document(
         session=session,

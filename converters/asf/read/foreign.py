@@ -238,6 +238,11 @@ def system_message(instructions: Any, tools: Any, removed: Any = None, ts: Any =
 # --------------------------------------------------------------------------- entries
 
 
+def with_model(message: ir.AssistantMessage, model: str) -> ir.AssistantMessage:
+    """An assistant item's message with the model its ``response`` entry names."""
+    return ir.replace(message, model=ir.ModelRef(None, model))
+
+
 def body(
     entry: JSONDict, resolve: Resolve, tool_names: Mapping[str, str], models: Mapping[str, str]
 ) -> tuple[ir.Body, frozenset[str]]:
@@ -248,12 +253,7 @@ def body(
         message = item_message(entry.get("item"), entry, tool_names)
         model = models.get(entry.get("response")) if type(entry.get("response")) is str else None  # type: ignore[arg-type]
         if model is not None and type(message) is ir.AssistantMessage:
-            message = ir.AssistantMessage(
-                message.content,
-                ir.ModelRef(None, model),
-                response_id=message.response_id,
-                extra=message.extra,
-            )
+            message = with_model(message, model)
         return ir.MessageBody(message), _ITEM_ENTRY
     if kind == "response":
         model = _str(entry.get("model"))
@@ -299,9 +299,10 @@ def body(
             summary_text(entry.get("summary")), resolve(entry.get("from")), usage(entry.get("usage"))
         ), frozenset((*ENVELOPE, "from", "usage"))
     if kind == "label":
-        return ir.Label(resolve(entry.get("target")), _str(entry.get("label"))), frozenset(
-            (*ENVELOPE, "target", "label")
-        )
+        label = entry.get("label")
+        # a label that is neither a string nor null is no label the IR models: kept whole
+        modelled = ("target", "label") if label is None or type(label) is str else ("target",)
+        return ir.Label(resolve(entry.get("target")), _str(label)), frozenset((*ENVELOPE, *modelled))
     if kind == "info" and type(entry.get("name")) is str:
         return ir.SessionName(entry["name"]), frozenset((*ENVELOPE, "name"))
     if kind == "custom":

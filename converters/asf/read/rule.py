@@ -1,5 +1,10 @@
 """The ``asf`` reader's context rule: RFC 0001's context at a leaf (``context.py``) as IR
-messages, or the rule of the harness that wrote the file when the reader knows it."""
+messages, or the rule of the harness that wrote the file when the reader knows it.
+
+The context is made from the document it is asked of, never from the file (a filter may
+have changed the document since it was read, and the file's entries are not kept):
+another writer's entries are seen as the entries they were read from (``views.py``);
+entries piconv wrote from pi are written again by the ``asf`` format (``remade``)."""
 
 from __future__ import annotations
 
@@ -9,65 +14,89 @@ from piconv import ir
 
 from . import foreign
 from .context import AsfFile, Context, build_context
+from .views import path_views
+
+JSONDict = dict
 
 
 class AsfContext:
-    """The ``asf`` reader's context rule for one document. ``ir_id`` maps each ASF id to
-    the IR entry it belongs to, ``last_of`` each IR id to the last ASF entry written for
-    it; ``harness_rule``, when given, is the rule of the harness that wrote the file."""
+    """The ``asf`` reader's context rule for the documents made from one file.
+    ``harness_rule``, when given, is the rule of the harness that wrote the file (pi's,
+    for a file piconv wrote from pi); ``from_pi``: whether any entry was read back from
+    piconv's ``pi`` records (the RFC context then needs the file written again)."""
 
-    __slots__ = ("_asf", "harness_rule", "ir_id", "last_of")
+    __slots__ = ("_remade", "from_pi", "harness_rule")
 
     def __init__(
         self,
-        asf: AsfFile | None,
-        ir_id: Mapping[str, str],
-        last_of: Mapping[str, str],
+        *,
+        from_pi: bool,
         harness_rule: Callable[[ir.Document, str | None], ir.Context] | None = None,
     ) -> None:
-        # ``asf`` None: a file piconv wrote from pi, whose context is pi's rule; its
-        # entries are not kept (they would double the memory the document takes) and are
-        # made again from the document when RFC 0001's context is asked for
-        self._asf = asf
-        self.ir_id = ir_id
-        self.last_of = last_of
+        self.from_pi = from_pi
         self.harness_rule = harness_rule
+        # the entries written again, for the entries of one document (a filter makes
+        # another document, which is written again in its turn)
+        self._remade: tuple[tuple[ir.Entry, ...], AsfFile, Mapping[str, str], Mapping[str, str]] | None = None
 
-    @property
-    def asf(self) -> AsfFile:
-        if self._asf is None:
-            raise LookupError("the ASF entries were not kept: ask request() with the document")
-        return self._asf
+    def _path(self, document: ir.Document, target: str) -> tuple[list[JSONDict], Mapping[str, str]]:
+        """The ASF entries from the root down to the IR entry ``target``, and the IR id
+        of each."""
+        if not self.from_pi:
+            if document.get(target) is None:
+                raise KeyError(f"no entry with id {target!r}")
+            path = path_views(document, target)
+            return path, {e["id"]: e["id"] for e in path}
+        made = self._remade
+        if made is None or made[0] is not document.entries:
+            asf, ir_id, last_of = remade(document)
+            made = self._remade = (document.entries, asf, ir_id, last_of)
+        _entries, asf, ir_id, last_of = made
+        if target not in last_of:
+            raise KeyError(f"no entry with id {target!r}")
+        return asf.path(last_of[target]), ir_id
 
-    def _entries(self, document: ir.Document) -> AsfFile:
-        if self._asf is None:
-            self._asf, self.ir_id, self.last_of = remade(document)
-        return self._asf
+    def ir_ids(self, document: ir.Document, leaf_id: str | None = None) -> Mapping[str, str]:
+        """The IR id of each ASF entry on the path to ``leaf_id`` (the ids
+        :meth:`request`'s context names are ASF ids)."""
+        return self._request(document, leaf_id)[2]
 
     def request(self, document: ir.Document, leaf_id: str | None = None) -> Context:
         """RFC 0001's settings and items at the IR entry ``leaf_id`` (default: the
         document's leaf)."""
+        return self._request(document, leaf_id)[0]
+
+    def _request(
+        self, document: ir.Document, leaf_id: str | None
+    ) -> tuple[Context, dict[str, JSONDict], Mapping[str, str]]:
         target = document.leaf_id if leaf_id is None else leaf_id
         if target is None:
-            return Context({}, [], [], [])
-        asf = self._entries(document)
-        if target not in self.last_of:
-            raise KeyError(f"no entry with id {target!r}")
-        return build_context(asf.path(self.last_of[target]))
+            return Context({}, [], [], []), {}, {}
+        path, ir_id = self._path(document, target)
+        return build_context(path), {e["id"]: e for e in path}, ir_id
 
     def __call__(self, document: ir.Document, leaf_id: str | None = None) -> ir.Context:
         if self.harness_rule is not None:
             return self.harness_rule(document, leaf_id)
-        return self.as_ir(document, self.request(document, leaf_id), leaf_id)
+        ctx, index, ir_id = self._request(document, leaf_id)
+        return self.as_ir(document, ctx, index, ir_id, leaf_id)
 
-    def as_ir(self, document: ir.Document, ctx: Context, leaf_id: str | None) -> ir.Context:
+    @staticmethod
+    def as_ir(
+        document: ir.Document,
+        ctx: Context,
+        index: Mapping[str, JSONDict],
+        ir_id: Mapping[str, str],
+        leaf_id: str | None,
+    ) -> ir.Context:
         """The RFC context as IR messages: the instructions and tools in force as one
-        system message, then one message per item, each naming the entry it came from."""
+        system message, then one message per item, each naming the entry it came from.
+        ``index``: the path's ASF entries by id; ``ir_id``: the IR id of each."""
         settings = ctx.settings
         messages: list[ir.ContextMessage] = []
         if settings.get("instructions") is not None or settings.get("tools"):
             # at the time of the path's first entry: a harness sends its instructions first
-            first = self.asf.index.get(ctx.entries[0]) if ctx.entries else None
+            first = index.get(ctx.entries[0]) if ctx.entries else None
             system = foreign.system_message(
                 settings.get("instructions"),
                 settings.get("tools"),
@@ -77,8 +106,8 @@ class AsfContext:
             messages.append(ir.ContextMessage(system, None))
         tool_names: dict[str, str] = {}
         for item, source in zip(ctx.items, ctx.item_entries, strict=True):
-            entry = self.asf.index[source]
-            own = self.ir_id.get(source)
+            entry = index[source]
+            own = ir_id.get(source)
             kind = entry.get("type")
             if kind in ("compaction", "branch_summary") and item is entry.get("summary"):
                 ir_entry = document.get(own) if own is not None else None
@@ -114,8 +143,8 @@ class AsfContext:
 def remade(document: ir.Document) -> tuple[AsfFile, dict[str, str], dict[str, str]]:
     """The ASF entries of a document read from piconv's ASF of a pi session, written again
     by the registered ``asf`` format (the same entries the file held, but for the ``pi``
-    records' spelling), with the maps from ASF ids to IR ids and back. Made from the
-    document, never from the file again: a filter (redaction) may have changed it since."""
+    records' spelling), with the maps from ASF ids to IR ids and from IR ids to the last
+    ASF entry written for each."""
     asf = AsfFile.of(_written_again(document))
     ir_id: dict[str, str] = {}
     last_of: dict[str, str] = {}

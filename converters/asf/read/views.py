@@ -1,0 +1,189 @@
+"""Another writer's ASF entries as a document holds them now: what RFC 0001's context
+algorithm (``context.py``) walks for a file no entry of which piconv wrote from pi.
+
+The context is made from the document, never from the file: a filter may have changed
+the document since it was read (redaction, ``--detail``), and what the context shows
+must be what the document says. Nor are the file's entries kept for it, so reading
+another writer's file costs the document, not the document and every parsed line.
+
+``entry_view`` undoes ``foreign.entry`` for the members the context algorithm reads:
+the envelope, a ``config``'s settings, an ``item``'s item, a ``compaction``'s
+``first_kept`` and a ``branch_summary``'s ``from`` (every other member is in the entry's
+``extra`` as it was read: a summary, a checkpoint, ``omit``, ``instructions_parts``, an
+extension's members). Ids are the IR's, which are the file's (another writer's ids are
+never renamed: a repeated id is skipped while reading). An item is spelled as the IR
+holds it (a function call's arguments serialised again, a text part's type from its
+role); where the context takes an entry's own item, ``rule.py`` uses the IR message
+itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from piconv import ir
+
+from .context import NOT_LABEL, Node
+
+JSONDict = dict[str, Any]
+
+__all__ = ["entry_view", "leaf_nodes", "path_views"]
+
+
+def leaf_nodes(entries: list[ir.Entry]) -> list[Node]:
+    """The entries as RFC 0001's resume rule reads them (``context.resume_leaf``)."""
+    nodes: list[Node] = []
+    for entry in entries:
+        body = entry.body
+        if isinstance(body, ir.Label):
+            # a label that is no string is kept in the entry's extra, as it was read
+            label = entry.extra.get("label", body.label)
+            nodes.append((entry.id, entry.parent_id, label, body.target_id))
+        else:
+            nodes.append((entry.id, entry.parent_id, NOT_LABEL, None))
+    return nodes
+
+
+def path_views(document: ir.Document, leaf_id: str) -> list[JSONDict]:
+    """The entries from the root down to ``leaf_id``, each as :func:`entry_view`."""
+    return [entry_view(entry) for entry in document.path(leaf_id)]
+
+
+def entry_view(entry: ir.Entry) -> JSONDict:
+    """``entry`` as the ASF entry it was read from, for the context algorithm."""
+    value: JSONDict = dict(entry.extra)
+    value.pop("parent", None)  # a parent that named no earlier entry: the entry is a root
+    if entry.origin.source_type is not None:
+        value["type"] = entry.origin.source_type
+    value["id"] = entry.id
+    value["parent"] = entry.parent_id
+    if entry.timestamp is not None:
+        value["ts"] = entry.timestamp
+    body = entry.body
+    if isinstance(body, ir.MessageBody):
+        message = body.message
+        if value.get("type") == "config" and isinstance(message, ir.SystemMessage):
+            _settings(message, value)
+        else:
+            value["item"] = item_of(message, entry.origin.source_role)
+    elif isinstance(body, ir.ModelChange):
+        value["model"] = body.model
+        if body.provider is not None:
+            value["provider"] = body.provider
+    elif isinstance(body, ir.Compaction):
+        value["first_kept"] = body.first_kept_id
+        if body.tokens_before is not None:
+            value["tokens_before"] = body.tokens_before
+    elif isinstance(body, ir.BranchSummary):
+        value["from"] = body.from_id
+    return value
+
+
+def _settings(message: ir.SystemMessage, value: JSONDict) -> None:
+    if message.content is not None:
+        value["instructions"] = message.content
+    if message.tools_added is not None:
+        value["tools_added"] = [_tool(tool) for tool in message.tools_added]
+    if message.tools_removed is not None:
+        value["tools_removed"] = [tool.name for tool in message.tools_removed]
+
+
+def _tool(tool: ir.ToolSpec) -> Any:
+    if (
+        tool.name is None
+        and tool.description is None
+        and tool.parameters is None
+        and set(tool.extra) == {"value"}
+    ):
+        return tool.extra["value"]  # a declaration that was no object, kept whole
+    value: JSONDict = dict(tool.extra)
+    for key in ("name", "description", "parameters"):
+        member = getattr(tool, key)
+        if member is not None:
+            value[key] = member
+    return value
+
+
+# --------------------------------------------------------------------------- items
+
+
+def item_of(message: ir.Message, role: str | None) -> Any:
+    """The Open Responses item an IR message was read from (``foreign.item_message``
+    undone)."""
+    if isinstance(message, ir.UnknownMessage):
+        return message.value
+    if isinstance(message, ir.UserMessage):
+        return {
+            **message.extra,
+            "type": "message",
+            "role": "user",
+            "content": _content(message.content, "input_text"),
+        }
+    if isinstance(message, ir.SystemMessage):
+        return {**message.extra, "type": "message", "content": _content(message.content, "input_text")}
+    if isinstance(message, ir.ToolResult):
+        item = {
+            **message.extra,
+            "type": "function_call_output",
+            "output": _content(message.content, "input_text"),
+        }
+        if message.call_id is not None:
+            item["call_id"] = message.call_id
+        return item
+    if isinstance(message, ir.AssistantMessage):
+        parts = message.content or ()
+        if role is None and len(parts) == 1 and isinstance(parts[0], ir.Reasoning):
+            return _reasoning(parts[0])
+        if role is None and len(parts) == 1 and isinstance(parts[0], ir.ToolCall):
+            return _call(parts[0])
+        return {
+            **message.extra,
+            "type": "message",
+            "role": "assistant",
+            "content": _content(parts, "output_text"),
+        }
+    return {"type": "message", "role": role, "content": []}
+
+
+def _reasoning(part: ir.Reasoning) -> JSONDict:
+    item: JSONDict = {**part.extra, "type": "reasoning"}
+    item["summary"] = [{"type": "summary_text", "text": part.text}] if part.text is not None else []
+    if part.signature is not None:
+        item["encrypted_content"] = part.signature
+    return item
+
+
+def _call(part: ir.ToolCall) -> JSONDict:
+    item: JSONDict = {**part.extra, "type": "function_call"}
+    if part.call_id is not None:
+        item["call_id"] = part.call_id
+    if part.name is not None:
+        item["name"] = part.name
+    arguments = part.arguments
+    if arguments is not None:
+        item["arguments"] = arguments if type(arguments) is str else orjson.dumps(arguments).decode()
+    return item
+
+
+def _content(content: ir.Content | None, text_type: str) -> Any:
+    if content is None or type(content) is str:
+        return content
+    return [_part(part, text_type) for part in content]
+
+
+def _part(part: ir.Part, text_type: str) -> Any:
+    if isinstance(part, ir.Text):
+        made: JSONDict = {**part.extra, "type": text_type, "text": part.text}
+        if text_type == "output_text":
+            made.setdefault("annotations", [])
+        return made
+    if isinstance(part, ir.Image):
+        return {
+            **part.extra,
+            "type": "input_image",
+            "image_url": f"data:{part.media_type or ''};base64,{part.data}",
+        }
+    if isinstance(part, ir.UnknownPart):
+        return part.value
+    return None
