@@ -66,7 +66,7 @@ def files(python: str, size_mb: int) -> dict[str, Path]:
 def peak(python: str, path: Path) -> tuple[float, float]:
     m = measure(
         [python, "-m", "piconv", str(path), "--to", "ir", "-o", "/dev/null", "-q"],
-        path.name,
+        name=path.name,
         runs=1,
         warmup=False,
     )

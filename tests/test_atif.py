@@ -400,6 +400,12 @@ def test_a_directory_run_again_replaces_its_own_trajectories_and_nothing_else(tm
     assert main([str(source), "--to", "atif", "-o", str(out), "-q"]) == 0  # an existing directory
     assert (out / name).read_bytes() != first
     assert orjson.loads((out / name).read_bytes())["trajectory_id"] == "u9"
+    # another tool's trajectory of the same session is left alone, and the conversion says so
+    theirs = orjson.loads((out / name).read_bytes())
+    del theirs["extra"]["written_by"]
+    (out / name).write_bytes(orjson.dumps(theirs))
+    assert main([str(source), "--to", "atif", "-o", f"{out}/", "-q"]) == 6
+    assert orjson.loads((out / name).read_bytes()) == theirs
     # a file of someone else's at that name is left alone, and the conversion says so
     (out / name).write_text("my notes\n")
     assert main([str(source), "--to", "atif", "-o", f"{out}/", "-q"]) == 6

@@ -36,6 +36,10 @@ AGENT_NAME = "pi"
 
 JSONDict = dict[str, Any]
 
+WRITTEN_BY = "piconv"
+"""The trajectory's ``extra.written_by``: what lets a later run know a file as its own
+(``writer._owned_by``) and leave another tool's trajectory of the session alone."""
+
 EMPTY_STEP: JSONDict = {"step_id": 1, "source": "system", "message": "", "extra": {"empty_context": True}}
 """The one step of a trajectory whose context holds no message."""
 
@@ -111,7 +115,7 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
 
     preferred_over, abandoned_at, preferred = forks.marks(leaf_id)
     current = leaf_id == doc.leaf_id
-    extra: JSONDict = {"leaf_id": leaf_id, "current": current, "preferred": preferred}
+    extra: JSONDict = {"written_by": WRITTEN_BY, "leaf_id": leaf_id, "current": current, "preferred": preferred}
     session = doc.session
     if session.cwd is not None:
         extra["cwd"] = session.cwd

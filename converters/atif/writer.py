@@ -13,7 +13,7 @@ from piconv.ir import Document
 
 from .branches import Forks, document_name
 from .content import Media
-from .trajectory import build
+from .trajectory import WRITTEN_BY, build
 from .validate import models, require_valid
 
 
@@ -91,8 +91,9 @@ def write_directory(doc: Document, directory: str, options: Mapping[str, Any], r
 
 
 def _owned_by(session_id: str | None) -> Any:
-    """Whether a file already where a trajectory goes is an earlier trajectory of this
-    session (then it is replaced; anything else there is left, with an error)."""
+    """Whether a file already where a trajectory goes is one piconv wrote of this session
+    (then it is replaced; anything else there, another tool's trajectory of the same
+    session too, is left, with an error)."""
 
     def owns(existing: bytes) -> bool:
         import json
@@ -101,8 +102,10 @@ def _owned_by(session_id: str | None) -> Any:
             value = json.loads(existing)
         except (ValueError, UnicodeDecodeError):
             return False
+        extra = value.get("extra") if isinstance(value, dict) else None
         return (
-            isinstance(value, dict)
+            isinstance(extra, dict)
+            and extra.get("written_by") == WRITTEN_BY
             and str(value.get("schema_version", "")).startswith("ATIF-")
             and value.get("session_id") == session_id
         )
@@ -127,4 +130,5 @@ def _empty(doc: Document) -> dict[str, Any]:
         "total_steps": 0,
         "extra": {"total_tokens": 0},
     }
+    out["extra"] = {"written_by": WRITTEN_BY}
     return out
