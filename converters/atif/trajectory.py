@@ -115,7 +115,12 @@ def build(doc: Document, leaf_id: str, forks: Forks, media: Media, report: Repor
 
     preferred_over, abandoned_at, preferred = forks.marks(leaf_id)
     current = leaf_id == doc.leaf_id
-    extra: JSONDict = {"written_by": WRITTEN_BY, "leaf_id": leaf_id, "current": current, "preferred": preferred}
+    extra: JSONDict = {
+        "written_by": WRITTEN_BY,
+        "leaf_id": leaf_id,
+        "current": current,
+        "preferred": preferred,
+    }
     session = doc.session
     if session.cwd is not None:
         extra["cwd"] = session.cwd
