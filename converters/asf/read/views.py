@@ -46,8 +46,28 @@ def leaf_nodes(entries: list[ir.Entry]) -> list[Node]:
 
 
 def path_views(document: ir.Document, leaf_id: str) -> list[JSONDict]:
-    """The entries from the root down to ``leaf_id``, each as :func:`entry_view`."""
-    return [entry_view(entry) for entry in document.path(leaf_id)]
+    """The entries from the root down to ``leaf_id``, each as :func:`entry_view`. Of an
+    entry above what the last compaction on the path keeps, the context algorithm reads
+    only a ``config``'s settings: the others are seen by their envelope alone (a long
+    session is mostly such entries)."""
+    path = document.path(leaf_id)
+    last = -1
+    for index, entry in enumerate(path):
+        if entry.origin.source_type == "compaction":
+            last = index
+    start = 0
+    if last >= 0:
+        kept = path[last].body.first_kept_id if isinstance(path[last].body, ir.Compaction) else None
+        ids = [entry.id for entry in path[:last]]
+        start = ids.index(kept) if kept in ids else last
+    return [
+        entry_view(entry) if index >= start or entry.origin.source_type == "config" else _envelope(entry)
+        for index, entry in enumerate(path)
+    ]
+
+
+def _envelope(entry: ir.Entry) -> JSONDict:
+    return {"type": entry.origin.source_type, "id": entry.id, "parent": entry.parent_id}
 
 
 def entry_view(entry: ir.Entry) -> JSONDict:
