@@ -96,15 +96,22 @@ def _first_value(fh: Any) -> Any:
     """The first line of ``fh`` that parses as JSON, past Oh-My-Pi's title line; None for
     a file with none (empty, or only blank and malformed lines); ``_TOO_FAR`` when none
     is found in the first :data:`SCAN_BYTES`."""
-    pending = b""
+    pending = bytearray()  # the line being read: only each new chunk is searched
     read = 0
     title_seen = False
     while True:
         chunk = fh.read(CHUNK) if read < SCAN_BYTES else b""
         read += len(chunk)
+        searched = len(pending)
         pending += chunk
-        lines = pending.split(b"\n")
-        pending = lines.pop() if chunk else b""
+        lines = []
+        while (end := pending.find(b"\n", searched)) >= 0:
+            lines.append(bytes(pending[:end]))
+            del pending[: end + 1]
+            searched = 0
+        if not chunk and pending:
+            lines.append(bytes(pending))  # the last line, without a newline
+            pending.clear()
         for raw in lines:
             value = _parse(raw)
             if value is _SKIP:
