@@ -12,6 +12,7 @@ import re
 from ..ir import Document, MessageBody, Text, UserMessage
 
 TITLE_CHARS = 200
+"""The most of a first prompt a session keeps (:func:`first_prompt`)."""
 
 # pi wraps metadata it adds to a prompt in tags of its own (``<user_message_time>…``);
 # a title shows what the person typed, so such a block goes, and any other bare
