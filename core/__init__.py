@@ -39,17 +39,17 @@ _EXPORTS = {
     "diff": "api",
     "render_diff": "api",
     "SessionDiff": "compare.model",
-    "usage_totals": "facts",
-    "UsageTotals": "facts",
+    "usage_totals": "facts.spending",
+    "UsageTotals": "facts.spending",
     "watch": "bulk.watch",
     "RedactOptions": "redaction.api",
     "Filter": "filters",
-    "session_facts": "facts",
-    "call_cost": "facts",
-    "session_title": "facts",
+    "session_facts": "facts.summary",
+    "call_cost": "facts.spending",
+    "session_title": "facts.titles",
     "Converter": "outputformat",
     "Option": "outputformat",
-    "ListedSession": "facts",
+    "ListedSession": "facts.summary",
     "Report": "report",
     "hookimpl": "hookspecs",
     "PLUGIN_API_VERSION": "hookspecs",
@@ -98,12 +98,12 @@ if TYPE_CHECKING:  # "import X as X": a re-export type checkers see (mypy --stri
     from .errors import PluginError as PluginError
     from .errors import UsageError as UsageError
     from .errors import ValidationFailed as ValidationFailed
-    from .facts import ListedSession as ListedSession
-    from .facts import UsageTotals as UsageTotals
-    from .facts import call_cost as call_cost
-    from .facts import session_facts as session_facts
-    from .facts import session_title as session_title
-    from .facts import usage_totals as usage_totals
+    from .facts.spending import UsageTotals as UsageTotals
+    from .facts.spending import call_cost as call_cost
+    from .facts.spending import usage_totals as usage_totals
+    from .facts.summary import ListedSession as ListedSession
+    from .facts.summary import session_facts as session_facts
+    from .facts.titles import session_title as session_title
     from .filters import Filter as Filter
     from .hookspecs import PLUGIN_API_VERSION as PLUGIN_API_VERSION
     from .hookspecs import hookimpl as hookimpl

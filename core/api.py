@@ -464,7 +464,7 @@ def diff(
     A leaf is named by an entry id, a unique id prefix or a label. Each source is a
     document, a path or bytes, read as :func:`load` reads it. The result holds the
     common part, each side's figures (turns, tokens and cost counted as
-    :func:`piconv.facts.usage_totals` counts them) and the turns aligned side by side;
+    :func:`piconv.usage_totals` counts them) and the turns aligned side by side;
     :class:`UsageError` when a leaf names nothing or, with one session, ``against`` is
     missing."""
     from .compare import diff_documents, diff_leaves

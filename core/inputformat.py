@@ -17,7 +17,7 @@ from .errors import InputError
 from .records import Frozen, frozen
 
 if TYPE_CHECKING:
-    from .facts import SessionScan
+    from .facts.scan import SessionScan
     from .ir import Context, Document
 
 HEAD_SIZE = 64 * 1024

@@ -12,7 +12,7 @@ from .records import Frozen, frozen
 
 if TYPE_CHECKING:
     from .compare.model import SessionDiff
-    from .facts import ListedSession
+    from .facts.summary import ListedSession
     from .ir import Document
     from .report import Report
 

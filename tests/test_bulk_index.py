@@ -228,7 +228,7 @@ def test_dask_local_cluster_writes_what_the_local_pool_writes(tmp_path: Path) ->
 
 
 def test_titles_drop_pis_markup_tags(tmp_path: Path) -> None:
-    from piconv.facts import clean_title
+    from piconv.facts.titles import clean_title
 
     assert clean_title(
         "<user_message_time>Monday, 12:00</user_message_time>\n\nReview the <b>parser</b>."

@@ -22,7 +22,7 @@ from piconv.cli import main
 from piconv.compare import render_text
 from piconv.compare.files import shell_files, tool_files
 from piconv.compare.text import width_of
-from piconv.facts import session_facts
+from piconv.facts.summary import session_facts
 
 GENERATED = SHARED / "corpus" / "pi-generated"
 BRANCHING = GENERATED / "branching.jsonl"

@@ -12,12 +12,13 @@ import sys
 from typing import ClassVar
 
 import pytest
-from piconv import facts, filters, inputformat, ir, jsonl, outputformat, plugins, problems, records
+from piconv import filters, inputformat, ir, jsonl, outputformat, plugins, problems, records
+from piconv.facts import summary
 
 NODES = sorted(
     (
         c
-        for module in (ir, facts, plugins, problems, jsonl, inputformat, outputformat, filters)
+        for module in (ir, summary, plugins, problems, jsonl, inputformat, outputformat, filters)
         for c in vars(module).values()
         if isinstance(c, type) and issubclass(c, records.Frozen) and c not in (records.Frozen, ir.Node)
     ),

@@ -3,7 +3,7 @@ own (``index.html`` for html, ``index.md`` for markdown) at the top of OUTDIR.
 
 Built from the manifest alone (each record carries the facts the worker noted while the
 session was in memory), so writing a page never re-reads a session. The core makes the
-neutral list (:class:`piconv.facts.ListedSession`, grouped by project) and writes the
+neutral list (:class:`piconv.facts.summary.ListedSession`, grouped by project) and writes the
 bytes the format renders from it; it writes no HTML or Markdown itself.
 """
 
@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ..facts import ListedSession, project_name, shown_title
+from ..facts.summary import ListedSession
+from ..facts.titles import project_name, shown_title
 from ..records import replace
 from .lineage import Link, Own, order, own_figures, resolve
 from .worker import write_own

@@ -7,7 +7,7 @@ included; pi-subagents keeps a subagent's session below its parent's
 (``STEM/RUN/run-N/*.jsonl`` beside ``STEM.jsonl``) or its run's events in the project's
 ``subagent-artifacts/RUNID_AGENT.jsonl``, the run id being in the parent's tool result.
 Everything here is decided from what the manifest records of each session (its header,
-and the facts the worker noted: :func:`piconv.facts.lineage_facts`), so it never reads a
+and the facts the worker noted: :func:`piconv.facts.lineage.lineage_facts`), so it never reads a
 session again.
 
 A fork's entries copied from its parent are counted once, under the parent: a fork's own
@@ -46,7 +46,7 @@ class Link:
 class Own:
     """A session's own turns, tokens and cost: what its copies of its parent's entries
     (``copied`` of them) leave once taken out; ``days``: its own ``(day, tokens, cost)``
-    for each day it has an entry of its own on (:func:`piconv.facts.activity_facts`)."""
+    for each day it has an entry of its own on (:func:`piconv.facts.summary.activity_facts`)."""
 
     turns: int
     tokens: int
@@ -208,7 +208,7 @@ def own(rec: Mapping[str, Any], parent: Mapping[str, Any] | None) -> Own:
 
 
 def noted_days(meta: Mapping[str, Any]) -> dict[str, list[Any]]:
-    """The manifest's ``days`` (:func:`piconv.facts.activity_facts`) as mutable figures."""
+    """The manifest's ``days`` (:func:`piconv.facts.summary.activity_facts`) as mutable figures."""
     value = meta.get("days")
     if not isinstance(value, dict):
         return {}
@@ -235,7 +235,7 @@ def own_figures(records: Mapping[str, Mapping[str, Any]], links: Mapping[str, Li
 def _keys(value: Any) -> frozenset[str]:
     if not isinstance(value, str):
         return frozenset()
-    from ..facts import KEY_BYTES
+    from ..facts.lineage import KEY_BYTES
 
     width = (KEY_BYTES * 4 + 2) // 3
     return frozenset(value[i : i + width] for i in range(0, len(value), width))

@@ -23,7 +23,8 @@ def survey(directory: str, recursive: bool = False) -> dict[str, Any]:
     entry counted once."""
     from .. import api
     from ..errors import PiconvError
-    from ..facts import lineage_facts, session_facts
+    from ..facts.lineage import lineage_facts
+    from ..facts.summary import session_facts
 
     root = os.path.realpath(directory)
     sources, refused, skipped = discover(root, recursive=recursive)

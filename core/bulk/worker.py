@@ -342,9 +342,10 @@ def clean_temps(outdir: str) -> int:
 
 
 def session_meta(doc: Any) -> dict[str, Any]:
-    """What the index shows about a session (:func:`piconv.facts.session_facts`) and what
-    links it to the session it came from (:func:`piconv.facts.lineage_facts`), computed
+    """What the index shows about a session (:func:`piconv.facts.summary.session_facts`) and what
+    links it to the session it came from (:func:`piconv.facts.lineage.lineage_facts`), computed
     while the document is in memory so the index never has to read a session again."""
-    from ..facts import activity_facts, lineage_facts, session_facts
+    from ..facts.lineage import lineage_facts
+    from ..facts.summary import activity_facts, session_facts
 
     return {**session_facts(doc), **lineage_facts(doc), **activity_facts(doc)}

@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from ..errors import PluginError
-from ..facts import Spend, shown_title
+from ..facts.spending import Spend
+from ..facts.titles import shown_title
 from .listing import Session
 
 ARCHIVE_FORMAT = "sqlite"

@@ -16,7 +16,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from ..facts import SessionScan, Spend, entry_key, project_name, shown_title
+from ..facts.lineage import entry_key
+from ..facts.scan import SessionScan
+from ..facts.spending import Spend
+from ..facts.titles import project_name, shown_title
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +247,7 @@ def assemble(root: str, scans: Mapping[str, tuple[Any, SessionScan, str]]) -> li
 def own_spends(scan: SessionScan, parent: SessionScan | None) -> tuple[tuple[Spend, ...], int]:
     """``scan``'s entries without its copies of ``parent``'s, and how many it copied: an
     entry older than the session's header whose key (id and time stamp,
-    :func:`piconv.facts.entry_key`) the parent holds, as :func:`piconv.bulk.lineage.own`
+    :func:`piconv.facts.lineage.entry_key`) the parent holds, as :func:`piconv.bulk.lineage.own`
     decides."""
     started = scan.created
     if parent is None or started is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..bulk.discover import NamedBytes, Source, open_session
 from ..errors import PiconvError
-from ..facts import SessionScan
+from ..facts.scan import SessionScan
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,7 @@ def scan_bytes(data: bytes, path: str) -> tuple[SessionScan, str]:
     """The scan of a session's bytes, and the name of the reader it was read with.
     Raises :class:`piconv.PiconvError` when no reader takes it."""
     from .. import api
-    from ..facts import scan_document
+    from ..facts.scan import scan_document
 
     reader = api.detect(data)
     if reader.scan is not None:

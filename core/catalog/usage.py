@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ..facts import Spend
+from ..facts.spending import Spend
 from .listing import Session
 
 GROUPS = ("day", "week", "month", "project", "model", "session")

@@ -16,7 +16,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import UsageError
-from ..facts import entry_key, prompt_text
+from ..facts.lineage import entry_key
+from ..facts.titles import prompt_text
 from ..ir import Document, Entry, Label, MessageBody, ToolResult, UserMessage
 from ..leaf import resolve_leaf
 from .model import DIFFERENCES, SessionDiff, Side, Turn, TurnPair

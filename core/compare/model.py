@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..facts import UsageTotals
+from ..facts.spending import UsageTotals
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ class FileTouch:
 class Figures:
     """What a run of entries (the common part, a side's own part, a side's whole path)
     holds: ``entries``; ``usage`` (turns, tokens and cost, counted by
-    :func:`piconv.facts.usage_totals`, the sums ``piconv stats``, the index and the
+    :func:`piconv.facts.spending.usage_totals`, the sums ``piconv stats``, the index and the
     archive show); ``tool_calls`` by tool, most used first; ``errors`` (tool results
     marked as errors, replies that ended in an error); ``started`` / ``ended`` (its first
     and last time stamps, labels aside) and ``seconds`` between them (None without two

@@ -1,8 +1,9 @@
 """The figures of a run of entries and its turns: what ``piconv diff`` shows of the common
 part, of each side's own part and of each side's whole path.
 
-Turns, tokens and cost come from :func:`piconv.facts.usage_totals`, the one definition
-the index, the archive and ``piconv stats`` use, applied to the entries of the part.
+Turns, tokens and cost come from :func:`piconv.facts.spending.usage_totals`, the one
+definition the index, the archive and ``piconv stats`` use, applied to the entries of the
+part.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from ..facts import models_used, prompt_text, usage_totals
+from ..facts.spending import models_used, usage_totals
+from ..facts.titles import prompt_text
 from ..ir import (
     AssistantMessage,
     Entry,

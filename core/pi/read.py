@@ -17,7 +17,7 @@ from ..hookspecs import hookimpl
 from ..inputformat import Reader
 
 if TYPE_CHECKING:
-    from ..facts import SessionScan
+    from ..facts.scan import SessionScan
     from ..ir import Context, Document, SourceLines
 
 _ASF = b"agentsession/"

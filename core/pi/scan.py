@@ -9,7 +9,7 @@ then the rest, and an assistant message's ``content`` before its ``api``, ``prov
 assistant message holds all a report needs of it: most lines are never parsed whole (a
 tool result holding a file is not parsed at all). Each call's usage goes through pi's own
 values, as pi's mapping keeps them, into :func:`piconv.facts.call_spend`, the function the
-document's path uses (:func:`piconv.facts.spend`).
+document's path uses (:func:`piconv.facts.spending.spend`).
 
 Anything this fast path does not expect gives ``None``, and the caller reads the whole
 document instead: a session of version 1 or 2 (ids made by migration), Oh-My-Pi's title
@@ -27,15 +27,9 @@ from typing import Any
 
 import orjson
 
-from ..facts import (
-    TITLE_CHARS,
-    SessionScan,
-    Spend,
-    call_spend,
-    clean_title,
-    model_key,
-    turn,
-)
+from ..facts.scan import SessionScan
+from ..facts.spending import Spend, call_spend, model_key, turn
+from ..facts.titles import TITLE_CHARS, clean_title
 from ..jsonl import MAX_DEPTH, MAX_LINE_BYTES, depth_over
 
 _STRING = rb'([^"\\\x00-\x1f]*)"'  # a JSON string without escapes (a control character is no JSON)

@@ -79,7 +79,7 @@ def main(args: Sequence[str]) -> int:
         )
     from ..api import apply_filters, convert, load
     from ..cliparse import filter_steps
-    from ..facts import session_title
+    from ..facts.titles import session_title
     from ..report import Report
 
     steps = filter_steps(ns)
