@@ -5,59 +5,33 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from .facts.spending import usage_totals
 from .ir import (
     AssistantMessage,
-    BranchSummary,
     Compaction,
     Document,
     MessageBody,
     ModelChange,
     ReasoningLevelChange,
-    ToolResult,
     UnknownMessage,
-    Usage,
-    UsageRecord,
-    total_tokens,
 )
-
-_USAGE_FIELDS = (
-    ("input", "input_tokens"),
-    ("output", "output_tokens"),
-    ("cache_read", "cache_read_tokens"),
-    ("cache_write", "cache_write_tokens"),
-)
-
-
-def _usages(doc: Document) -> list[Usage]:
-    found: list[Usage] = []
-    for entry in doc.entries:
-        body = entry.body
-        usage = None
-        if type(body) is MessageBody and type(body.message) in (AssistantMessage, ToolResult):
-            usage = body.message.usage  # type: ignore[union-attr]
-        elif type(body) in (Compaction, BranchSummary, UsageRecord):
-            usage = body.usage  # type: ignore[union-attr]
-        if usage is not None:
-            found.append(usage)
-    return found
 
 
 def totals(doc: Document) -> dict[str, Any]:
-    """Token and cost totals over every entry of the file (all branches), the way pi's
-    session statistics count them: assistant messages, summaries, tool-side and other
-    usage records. ``total`` is :func:`piconv.ir.total_tokens` summed: a call without
+    """Token and cost totals over every entry of the file (all branches), as every
+    total piconv shows counts them (:func:`piconv.facts.spending.usage_totals`: what
+    pi's session statistics count, a call's cost its recorded total else its parts):
+    ``total`` is :func:`piconv.ir.total_tokens` summed, so a call without
     ``totalTokens`` counts its input, output and cache tokens."""
-    tokens = dict.fromkeys((*(name for name, _ in _USAGE_FIELDS), "total"), 0)
-    cost = 0.0
-    for usage in _usages(doc):
-        for name, attr in _USAGE_FIELDS:
-            value = getattr(usage, attr)
-            if value is not None:
-                tokens[name] += value
-        tokens["total"] += total_tokens(usage)
-        if usage.cost is not None and usage.cost.total is not None:
-            cost += usage.cost.total
-    return {"tokens": tokens, "cost": round(cost, 10)}
+    counted = usage_totals(doc.entries)
+    tokens = {
+        "input": counted.input_tokens,
+        "output": counted.output_tokens,
+        "cache_read": counted.cache_read_tokens,
+        "cache_write": counted.cache_write_tokens,
+        "total": counted.tokens,
+    }
+    return {"tokens": tokens, "cost": counted.cost}
 
 
 def _model_name(provider: str | None, model: str | None) -> str:

@@ -73,6 +73,16 @@ def test_inspect_front_matter_and_the_archive_agree() -> None:
     assert "total: 1222" in front, front
 
 
+def test_inspect_counts_cost_as_every_total_does() -> None:
+    # a call recorded before pi wrote a cost total: its parts stand in for it, in
+    # `piconv inspect` as in stats, the archive and the trajectories
+    user = orjson.loads(_session().splitlines()[1])
+    parts = {"input": 0.125, "output": 0.25, "cacheRead": 0.0625, "cacheWrite": 0.5}
+    usage = {"input": 1, "output": 2, "cacheRead": 3, "cacheWrite": 4, "cost": parts}
+    doc = piconv.load(io.BytesIO(session_bytes(user, _assistant("a1", "u1", usage))))
+    assert summarize(doc)["cost"] == piconv.usage_totals(doc.entries).cost == 0.9375
+
+
 @pytest.mark.shared
 def test_the_large_corpus_session_is_no_longer_zero(shared) -> None:
     doc = piconv.load(str(shared / "corpus" / "pi" / "badlogic__pi-mono__large-session.jsonl"))
