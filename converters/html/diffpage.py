@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from piconv import ValidationFailed
+from piconv.converters.common.figures import money, plural
 
 from . import assets
 from .check import check_page
@@ -76,14 +77,6 @@ def render(diff: SessionDiff) -> bytes:
     return data
 
 
-def _plural(n: int, one: str, many: str = "") -> str:
-    return f"{n:,} {one}" if n == 1 else f"{n:,} {many or one + 's'}"
-
-
-def _money(cost: float) -> str:
-    return f"${cost:,.4f}"
-
-
 def _time(seconds: float | None) -> str:
     return "&#8211;" if seconds is None else f"{seconds:,.3f} s"
 
@@ -113,7 +106,7 @@ def _figure_rows(parts: Sequence[Figures]) -> str:
             "cache read / write",
             [f"{p.usage.cache_read_tokens:,} / {p.usage.cache_write_tokens:,}" for p in parts],
         ),
-        ("cost", [_money(p.cost) for p in parts]),
+        ("cost", [money(p.cost) for p in parts]),
         ("wall time", [_time(p.seconds) for p in parts]),
         ("models", [_list(p.models) for p in parts]),
         ("files", [_list([f"{f.path} ({f.how})" for f in p.files]) for p in parts]),
@@ -161,13 +154,13 @@ def _turn(turn: Turn | None, differs: Sequence[str]) -> str:
     tools_html = f'<ul class="tools{mark("tools")}">{tools}</ul>' if tools else ""
     reply = f'<p class="reply{mark("reply")}">&#8594; {esc(turn.reply)}</p>' if turn.reply else ""
     errors = (
-        f'<span class="err{mark("errors")}">{_plural(turn.errors, "error")}</span>, ' if turn.errors else ""
+        f'<span class="err{mark("errors")}">{plural(turn.errors, "error")}</span>, ' if turn.errors else ""
     )
     models = esc(", ".join(turn.models))
     if models and "models" in differs:
         models = f'<span class="changed">{models}</span>'
     fig = (
-        f'<p class="fig">turn {turn.number:,}: {errors}{turn.usage.tokens:,} tokens, {_money(turn.usage.cost)}, '
+        f'<p class="fig">turn {turn.number:,}: {errors}{turn.usage.tokens:,} tokens, {money(turn.usage.cost)}, '
         f"{_time(turn.seconds)}{'; ' + models if models else ''}</p>"
     )
     return f'<td class="side">{prompt}{tools_html}{reply}{fig}</td>'
@@ -214,7 +207,7 @@ def page(diff: SessionDiff) -> str:
             else ""
         )
         common = (
-            f"{_plural(c.entries, 'entry', 'entries')}, {_plural(c.turns, 'turn')}, up to <code>{esc(diff.common_ancestor)}</code>"
+            f"{plural(c.entries, 'entry', 'entries')}, {plural(c.turns, 'turn')}, up to <code>{esc(diff.common_ancestor)}</code>"
             f"{' (' + esc(c.ended) + ')' if c.ended else ''}.{last}"
         )
     notes = "".join(f'<p class="note">{esc(n)}</p>' for n in diff.notes)

@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from piconv.converters.common.figures import money, plural
+
 from .escape import code_span, inline
 
 NONE = "\u2013"
@@ -45,14 +47,6 @@ def render(diff: SessionDiff) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate is no character: U+FFFD, as in transcripts
         return _SURROGATE.sub("\ufffd", text).encode("utf-8")
-
-
-def _plural(n: int, one: str, many: str = "") -> str:
-    return f"{n:,} {one}" if n == 1 else f"{n:,} {many or one + 's'}"
-
-
-def _money(cost: float) -> str:
-    return f"${cost:,.4f}"
 
 
 def _time(seconds: float | None) -> str:
@@ -89,7 +83,7 @@ def _figures(parts: Sequence[Figures]) -> str:
             "cache read / write",
             [f"{p.usage.cache_read_tokens:,} / {p.usage.cache_write_tokens:,}" for p in parts],
         ),
-        ("cost", [_money(p.cost) for p in parts]),
+        ("cost", [money(p.cost) for p in parts]),
         ("wall time", [_time(p.seconds) for p in parts]),
         ("models", ["; ".join(inline(m) for m in p.models) for p in parts]),
         ("files", ["; ".join(f"{inline(f.path)} ({f.how})" for f in p.files) for p in parts]),
@@ -136,10 +130,10 @@ def _tools(turn: Turn | None) -> str:
 def _figure(turn: Turn | None) -> str:
     if turn is None:
         return ""
-    errors = f"{_plural(turn.errors, 'error')}, " if turn.errors else ""
+    errors = f"{plural(turn.errors, 'error')}, " if turn.errors else ""
     models = "; ".join(inline(m) for m in turn.models)
     return (
-        f"turn {turn.number:,}: {errors}{turn.usage.tokens:,} tokens, {_money(turn.usage.cost)}, "
+        f"turn {turn.number:,}: {errors}{turn.usage.tokens:,} tokens, {money(turn.usage.cost)}, "
         f"{_time(turn.seconds)}{'; ' + models if models else ''}"
     )
 
@@ -185,7 +179,7 @@ def page(diff: SessionDiff) -> str:
         )
         when = f" ({inline(c.ended)})" if c.ended else ""
         common = (
-            f"{_plural(c.entries, 'entry', 'entries')}, {_plural(c.turns, 'turn')}, "
+            f"{plural(c.entries, 'entry', 'entries')}, {plural(c.turns, 'turn')}, "
             f"up to {code_span(diff.common_ancestor)}{when}.{last}\n"
         )
     out = [f"# piconv diff: {TITLES.get(diff.kind, inline(diff.kind))}\n\n"]
