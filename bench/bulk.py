@@ -158,10 +158,13 @@ def once():
     manifest = Manifest(empty if cold else out)
     started = time.perf_counter()
     if hasattr(select_module, "project_folder"):  # this piconv: headers read, or the manifest's
-        from piconv.bulk.runner import _headers
+        try:
+            from piconv.bulk.headers import session_headers
+        except ImportError:  # a piconv whose runner held it
+            from piconv.bulk.runner import _headers as session_headers
 
         sources, refused, skipped = discover(root, exclude=out)
-        sources, headers = _headers(sources, manifest, root, skipped, refused)
+        sources, headers = session_headers(sources, manifest, root, skipped, refused)
         chosen, _left = select(sources, wanted, manifest, headers)
     else:  # an earlier piconv (--baseline): names and stat alone
         sources, refused = discover(root, exclude=out)

@@ -2,13 +2,16 @@
 
 ``piconv SESSIONS_DIR --to html -o ARCHIVE`` and :func:`run_bulk` from Python; see
 docs/bulk.md. One module per job: :mod:`.discover` (what to convert, where outputs go),
-:mod:`.select` (``--since``, ``--until``, ``--project``), :mod:`.manifest` (what was done),
-:mod:`.worker` (the per-file task), :mod:`.executors` (where tasks run), :mod:`.archive`
-(formats written as one file), :mod:`.progress`, :mod:`.summary`, :mod:`.index`,
-:mod:`.runner`.
+:mod:`.headers` (each session's header, recalled or read), :mod:`.select` (``--since``,
+``--until``, ``--project``), :mod:`.formats` (the run's formats and what makes an output
+stale), :mod:`.plan` (what needs work, under which names), :mod:`.redactnames` (names
+as ``--redact`` leaves them), :mod:`.manifest` (what was done), :mod:`.record` (a
+result's record), :mod:`.worker` (the per-file task), :mod:`.executors` (where tasks
+run), :mod:`.archive` (formats written as one file), :mod:`.progress`, :mod:`.summary`,
+:mod:`.index`, and :mod:`.runner`, which runs them in order.
 
 The names below are imported on first use, so a light module of the package
-(:mod:`.shown`, :mod:`.select`) does not pay for the runner.
+(:mod:`.select`, :mod:`.sniff`) does not pay for the runner.
 """
 
 from __future__ import annotations

@@ -63,6 +63,15 @@ def archive_result(
             result["status"] = "failed"
 
 
+def release_archives(fmts: list[Any]) -> None:
+    """Close this process's own connections to the archives (the tasks ``--jobs 1`` ran
+    here), so the stores can close theirs and fold their files up."""
+    for fmt in fmts:
+        release = getattr(fmt.archive, "release", None)
+        if release is not None:
+            release()
+
+
 def link_stores(
     stores: Mapping[str, Any],
     records: Mapping[str, Mapping[str, Any]],

@@ -30,14 +30,15 @@ def describe(conv: Any) -> str:
     return f"{conv.plugin} from {conv.distribution} {conv.version}"
 
 
-def facts(formats: Sequence[str]) -> dict[str, Any]:
+def facts(formats: Sequence[str], registry: Any = None) -> dict[str, Any]:
     """What must be equal on the client and every worker: piconv's version and, for each
-    format of the run, the plugin, distribution and version that provide it."""
+    format of the run, the plugin, distribution and version that provide it (in
+    ``registry``, the run's own; by default this process's)."""
     from ..errors import PiconvError
     from ..registry import get_registry
     from ..version import __version__
 
-    registry = get_registry()
+    registry = registry or get_registry()
     found: dict[str, str] = {}
     for name in formats:
         try:

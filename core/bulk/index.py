@@ -10,8 +10,8 @@ bytes the format renders from it; it writes no HTML or Markdown itself.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..facts.summary import ListedSession
@@ -19,6 +19,9 @@ from ..facts.titles import project_name, shown_title
 from ..records import replace
 from .lineage import Link, Own, order, own_figures, resolve
 from .worker import write_own
+
+if TYPE_CHECKING:
+    from .formats import RunFormat
 
 RUN_FILES = frozenset({".piconv-manifest.jsonl", ".piconv-lock"})
 """The run's own files at the top of OUTDIR: no page takes their place."""
@@ -172,6 +175,26 @@ def write_index(
             f"{path}: not written by piconv; left as it is (move it away, or use --overwrite)"
         )
     return path
+
+
+def write_indexes(
+    fmts: Sequence[RunFormat],
+    records: Collection[dict[str, Any]],
+    outdir: str,
+    replace_any: bool,
+    notes: list[str],
+    links: Mapping[str, Link],
+) -> list[str]:
+    """Write the page of each format of the run that declares one; returns their paths.
+    A page that cannot be written costs that page, with a note, never the run."""
+    written = []
+    for fmt in fmts:
+        if fmt.index is not None:
+            try:
+                written.append(write_index(fmt.index, fmt.name, records, outdir, replace_any, links))
+            except IndexNotWritten as exc:
+                notes.append(str(exc))
+    return written
 
 
 def _owns(page: Any, existing: bytes) -> bool:
