@@ -189,3 +189,22 @@ def test_a_tool_whose_parameters_are_no_object_does_not_spoil_the_request() -> N
     request = json.loads(sink.getvalue())
     assert request["tools"] == [{"type": "function", "function": {"name": "t", "description": "d"}}]
     assert report.losses["openai:tool-parameters-dropped"].count == 1
+
+
+def test_a_tool_declared_without_a_name_is_left_out_of_the_openai_request() -> None:
+    # found by tests/test_fuzz.py: a request with a nameless function fails the format's
+    # own validation (exit 5)
+    session = (
+        b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
+        b'{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":'
+        b'{"role":"system","content":"hi","toolsAdded":[{"d":1},{"name":7},{"name":"t","parameters":{"type":"object"}}]}}\n'
+        b'{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:01.000Z","message":'
+        b'{"role":"user","content":"q","timestamp":1}}\n'
+    )
+    sink = io.BytesIO()
+    report = piconv.convert(session, "openai", sink)  # validated
+    request = json.loads(sink.getvalue())
+    assert [tool["function"]["name"] for tool in request["tools"]] == ["t"]
+    # the two nameless declarations share a name (None) and, as pi keeps the later of two
+    # tools of one name, are one tool: left out once
+    assert report.losses["openai:tool-unnamed"].count == 1

@@ -39,6 +39,9 @@ SYSTEM_FOLDED = "openai:system-folded"
 VALUE_STRINGIFIED = "openai:value-stringified"
 """A tool-call id or tool name that is no string in the session (a number, null, an object)
 sent as its JSON text, or absent and sent empty: the chat format takes only strings there."""
+TOOL_UNNAMED = "openai:tool-unnamed"
+"""A tool declared without a string name, left out of the request: nothing could call it,
+and an endpoint takes no function without a name."""
 TOOL_PARAMETERS_DROPPED = "openai:tool-parameters-dropped"
 """A tool whose parameters are no JSON object, declared without them (an endpoint takes a
 schema object or none)."""

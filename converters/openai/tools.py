@@ -212,6 +212,9 @@ def convert_tools(tools: list[ToolSpec], compat: dict[str, Any], report: Report)
     out: list[dict[str, Any]] = []
     supports_strict = compat.get("supportsStrictMode") is not False
     for tool in tools:
+        if type(tool.name) is not str:
+            report.add(losses.TOOL_UNNAMED, None, f"a tool declared with the name {tool.name!r}")
+            continue
         try:
             grammar = resolve_grammar(tool, bool(compat.get("supportsOpenAIGrammarTools")))
         except GrammarError:
