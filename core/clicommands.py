@@ -230,7 +230,7 @@ def _inspect(ns: argparse.Namespace) -> int:
     if ns.input != "-" and os.path.isdir(ns.input):
         if ns.context or ns.leaf or ns.from_:
             raise UsageError("--context, --leaf and --from apply to one session, not a directory")
-        from .bulk.survey import render_survey, survey
+        from .catalog.survey import render_survey, survey
 
         info = survey(ns.input, recursive=ns.recursive)
         if ns.json:
