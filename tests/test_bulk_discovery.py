@@ -99,6 +99,18 @@ def test_pis_session_directory_as_pi_finds_it(tmp_path: Path) -> None:
     write(agent / "settings.json", json.dumps({"sessionDir": "/s/from/settings"}).encode())
     assert pi_sessions_dir({**env, "PI_CODING_AGENT_DIR": str(agent)}, omp=False) == "/s/from/settings"
     assert pi_sessions_dir({**env, "PI_CODING_AGENT_SESSION_DIR": "/s/env"}, omp=False) == "/s/env"
+    # a project's own settings, where pi is started, are laid over pi's
+    project = tmp_path / "project"
+    write(project / ".pi" / "settings.json", json.dumps({"sessionDir": "~/project-sessions"}).encode())
+    here = {**env, "PI_CODING_AGENT_DIR": str(agent)}
+    assert pi_sessions_dir(here, omp=False, cwd=str(project)) == str(home / "project-sessions")
+    assert pi_sessions_dir(here, omp=False, cwd=str(tmp_path)) == "/s/from/settings"
+    assert (
+        pi_sessions_dir({**here, "PI_CODING_AGENT_SESSION_DIR": "/s/env"}, omp=False, cwd=str(project))
+        == "/s/env"
+    )
+    write(project / ".pi" / "settings.json", json.dumps({"theme": "dark"}).encode())
+    assert pi_sessions_dir(here, omp=False, cwd=str(project)) == "/s/from/settings"
     write(agent / "settings.json", b"{ not json")  # pi reports it; piconv goes on without it
     assert pi_sessions_dir({**env, "PI_CODING_AGENT_DIR": str(agent)}, omp=False) == str(agent / "sessions")
     # Oh-My-Pi's, asked for, or found when pi's is not there

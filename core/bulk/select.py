@@ -168,18 +168,22 @@ def select(
     return chosen, left_out
 
 
-def pi_sessions_dir(environ: Mapping[str, str] | None = None, omp: bool | None = None) -> str:
-    """Where pi keeps its sessions, as pi finds it: ``$PI_CODING_AGENT_SESSION_DIR``, else
-    the ``sessionDir`` of pi's ``settings.json`` (in ``$PI_CODING_AGENT_DIR``, else
+def pi_sessions_dir(
+    environ: Mapping[str, str] | None = None, omp: bool | None = None, cwd: str | None = None
+) -> str:
+    """Where pi keeps its sessions, as pi started in ``cwd`` (default: this process's
+    working directory) finds it: ``$PI_CODING_AGENT_SESSION_DIR``, else the ``sessionDir``
+    of the project's ``.pi/settings.json`` in ``cwd`` (pi lays a project's settings over
+    its own), else that of pi's ``settings.json`` (in ``$PI_CODING_AGENT_DIR``, else
     ``~/.pi/agent``), else ``$PI_CODING_AGENT_DIR/sessions``, else ``~/.pi/agent/sessions``
     (``~`` expanded). ``omp``: Oh-My-Pi's, found the same way from ``OMP_…`` variables and
     ``~/.omp/agent``; ``None``: Oh-My-Pi's when pi's does not exist and Oh-My-Pi's does."""
     env = os.environ if environ is None else environ
     if omp is None:
-        pi = pi_sessions_dir(env, False)
+        pi = pi_sessions_dir(env, False, cwd)
         if os.path.isdir(pi):
             return pi
-        other = pi_sessions_dir(env, True)
+        other = pi_sessions_dir(env, True, cwd)
         return other if os.path.isdir(other) else pi
     app, config = ("OMP", ".omp") if omp else ("PI", ".pi")
     if env.get(f"{app}_CODING_AGENT_SESSION_DIR"):
@@ -189,7 +193,10 @@ def pi_sessions_dir(environ: Mapping[str, str] | None = None, omp: bool | None =
         if env.get(f"{app}_CODING_AGENT_DIR")
         else os.path.join(_home(env), config, "agent")
     )
-    configured = _settings_session_dir(os.path.join(agent_dir, "settings.json"))
+    project = os.path.join(os.getcwd() if cwd is None else cwd, config, "settings.json")
+    configured = _settings_session_dir(project) or _settings_session_dir(
+        os.path.join(agent_dir, "settings.json")
+    )
     if configured:
         return _expand(configured, env)
     return os.path.join(agent_dir, "sessions")
