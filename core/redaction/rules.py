@@ -201,11 +201,9 @@ class HomeRule(ExtraRule):
         encoded = sorted({encoded_path(h) for h in paths}, key=lambda h: (-len(h), h))
         # After pi's "--", or Oh-My-Pi's "-" opening a name; followed by the "-" before the
         # next folder (or before pi's closing "--"): "--home-al-ice--" is not al's.
-        self._encoded = (
-            re.compile(rf"""(?:--|(?:^|(?<=[/\\\s"'`(=:]))-)({"|".join(map(re.escape, encoded))})(?=-)""")
-            if encoded
-            else None
-        )
+        # The names alone are searched (a pattern opening with literals is scanned fast);
+        # what must stand before one is checked where one is found.
+        self._encoded = re.compile(rf"(?:{'|'.join(map(re.escape, encoded))})(?=-)") if encoded else None
 
     def find(self, text: str) -> Iterator[tuple[int, int]]:
         if self._regex is not None:
@@ -213,7 +211,23 @@ class HomeRule(ExtraRule):
                 yield m.span()
         if self._encoded is not None:
             for m in self._encoded.finditer(text):
-                yield m.span(1)
+                if _opens_folder_name(text, m.start()):
+                    yield m.span()
+
+
+_BEFORE_OMP_NAME = frozenset("/\\\"'`(=:")
+
+
+def _opens_folder_name(text: str, at: int) -> bool:
+    """Whether an encoded folder name may begin at ``at``: after pi's ``--``, or after
+    Oh-My-Pi's ``-`` at the start of the text or after a separator, a space, a quote, a
+    bracket, ``=`` or ``:``."""
+    if at < 1 or text[at - 1] != "-":
+        return False
+    if at == 1:
+        return True
+    before = text[at - 2]
+    return before == "-" or before in _BEFORE_OMP_NAME or before.isspace()
 
 
 _HOME_IN_PATH = re.compile(
