@@ -462,3 +462,27 @@ def test_a_label_that_is_no_string_is_kept_and_ignored_by_the_resume_rule() -> N
     doc = piconv.load(data)
     assert doc.get("m").extra == {"label": 7}
     assert doc.leaf_id == "b1"  # the second label clears nothing: 7 is no label
+
+
+def test_an_entry_read_again_at_the_end_keeps_the_root_it_was_read_as() -> None:
+    # The label's parent is a chain the writer refused (no IR entry), so it is read as a
+    # root; its target is no entry, so it is read again at the end: it stays a root (its
+    # parent was dangling, and --to ir failed its own validation).
+    header = {**HEADER, "harness": {"name": "pi", "version": "session-v3"}}
+    data = asf_bytes(
+        {
+            "type": "pi:refused",
+            "id": "r",
+            "parent": None,
+            "ts": TS % 0,
+            "legacy_id": "aaaa1111",
+            "pi": {"refused": "not a pi entry", "line": 2},
+        },
+        {"type": "label", "id": "l", "parent": "r", "ts": TS % 1, "target": "nowhere", "label": "x"},
+        header=header,
+    )
+    doc = piconv.load(data, reader="asf")
+    (label,) = doc.entries
+    assert (label.parent_id, dict(label.extra)) == (None, {"parent": "aaaa1111"})
+    assert [i.code for i in doc.issues] == ["entry-refused", "bad-parent"]
+    render(doc, "ir")  # valid

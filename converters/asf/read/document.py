@@ -190,12 +190,11 @@ class _Reading:
         self.models: dict[str, str] = {}  # response id -> the model its response entry names
         self.entries: list[ir.Entry] = []
         self.made: set[str] = set()
-        self.last_of: dict[str, str] = {}  # IR id -> the last ASF entry it was read from
         self.all_pi = True
         self.expected = 0  # the pi line the next chain is expected to stand for
         self.misses = 0  # references resolved to no entry (yet)
         self.unmodelled: list[int] = []  # entries holding an assistant item whose model may come later
-        self.looking_ahead: list[tuple[int, int, JSONDict, str, str | None]] = []
+        self.looking_ahead: list[tuple[int, JSONDict]] = []  # (index in entries, the entry's line)
 
     def split(self, group: Group) -> list[tuple[Group, bool]]:
         if len(group) > 1 and not is_pi(group):
@@ -230,9 +229,13 @@ class _Reading:
             self.read_one(part, pi, self.assign(part, pi))
 
     def finish(self) -> None:
-        """What looked ahead, mended now that every entry is read."""
-        for index, line, value, entry_id, parent in self.looking_ahead:
-            self.entries[index] = self.made_of(line, value, entry_id, parent)
+        """What looked ahead, mended now that every entry is read: only a body names
+        other entries, so only the body is read again (the entry keeps the parent and the
+        ``extra`` it was added with)."""
+        for index, value in self.looking_ahead:
+            entry = self.entries[index]
+            body, _modelled = foreign.body(value, self.resolve, self.tool_names, self.models)
+            self.entries[index] = replace(entry, body=body)
         self.looking_ahead.clear()
         for index in self.unmodelled:
             entry = self.entries[index]
@@ -259,7 +262,7 @@ class _Reading:
             self.misses += 1
         return found
 
-    def add(self, made: ir.Entry, line: int, asf_id: str, *, pi: bool = False) -> None:
+    def add(self, made: ir.Entry, line: int, *, pi: bool = False) -> None:
         """``made`` into the document, its parent made before it (else a root; a pi entry
         keeps the parent it had, as the pi reader keeps it)."""
         parent = made.parent_id
@@ -282,7 +285,6 @@ class _Reading:
             else:
                 made = replace(made, parent_id=None, extra={**made.extra, "parent": parent})
         self.made.add(made.id)
-        self.last_of[made.id] = asf_id
         self.entries.append(made)
 
     def foreign(self, line: int, value: JSONDict, entry_id: str, parent: str | None) -> None:
@@ -293,7 +295,7 @@ class _Reading:
         made = self.made_of(line, value, entry_id, parent)
         index = len(self.entries)
         if self.misses != misses:  # it names an entry not read yet: read again at the end
-            self.looking_ahead.append((index, line, value, entry_id, parent))
+            self.looking_ahead.append((index, value))
         message = made.message
         if (
             isinstance(message, ir.AssistantMessage)
@@ -301,7 +303,7 @@ class _Reading:
             and message.response_id is not None
         ):
             self.unmodelled.append(index)
-        self.add(made, line, value["id"])
+        self.add(made, line)
 
     def made_of(self, line: int, value: JSONDict, entry_id: str, parent: str | None) -> ir.Entry:
         made = foreign.entry(value, line, entry_id, parent, self.resolve, self.tool_names, self.models)
@@ -325,7 +327,7 @@ class _Reading:
                     made = replace(
                         made, id=target, origin=replace(made.origin, synthesized=synthesized), extra=kept
                     )
-                self.add(made, last_line, last["id"], pi=True)
+                self.add(made, last_line, pi=True)
                 self.read_pi = True
                 last.pop("pi", None)  # read: the context walk needs none of it
             return after
