@@ -200,11 +200,16 @@ def usage(value: Any) -> ir.Usage | None:
 def _tool(value: Any) -> ir.ToolSpec:
     if type(value) is not dict:
         return ir.ToolSpec(None, None, None, {"value": value})
+    # a member the IR holds only as a string (or, parameters, as a value) stays in extra
+    # when it is anything else, a null among them: the declaration is kept as written
+    modelled = {key for key in ("name", "description") if type(value.get(key)) is str}
+    if value.get("parameters") is not None:
+        modelled.add("parameters")
     return ir.ToolSpec(
         _str(value.get("name")),
         _str(value.get("description")),
         value.get("parameters"),
-        _kept(value, {"name", "description", "parameters"}),
+        _kept(value, modelled),
     )
 
 
@@ -223,14 +228,18 @@ def millis(ts: Any) -> float | None:
     return seconds * 1000 + (int(digits.ljust(9, "0")) / 1e6 if digits else 0)
 
 
+def _removed(name: Any) -> ir.ToolSpec:
+    """A name ``tools_removed`` lists; one that is no string is kept whole, as a tool
+    declaration that is no object is (``_tool``)."""
+    return ir.ToolSpec(name) if type(name) is str else ir.ToolSpec(None, None, None, {"value": name})
+
+
 def system_message(instructions: Any, tools: Any, removed: Any = None, ts: Any = None) -> ir.SystemMessage:
     """A system message: the instructions and tools a ``config`` sets, at ``ts``."""
     return ir.SystemMessage(
         content=instructions if type(instructions) is str else None,
         tools_added=tuple(_tool(t) for t in tools) if type(tools) is list else None,
-        tools_removed=tuple(ir.ToolSpec(n if type(n) is str else None) for n in removed)
-        if type(removed) is list
-        else None,
+        tools_removed=tuple(_removed(n) for n in removed) if type(removed) is list else None,
         timestamp=millis(ts),
     )
 
@@ -268,8 +277,11 @@ def body(
                 entry.get("tools_removed"),
                 entry.get("ts"),
             )
+            # a member of another shape than the IR holds (instructions that are no
+            # string, tools in no list) stays in extra as written
+            shapes = (("instructions", str), ("tools_added", list), ("tools_removed", list))
             return ir.MessageBody(message), frozenset(
-                (*ENVELOPE, "instructions", "tools_added", "tools_removed")
+                (*ENVELOPE, *(key for key, shape in shapes if type(entry.get(key)) is shape))
             )
         if type(entry.get("model")) is str:
             return ir.ModelChange(_str(entry.get("provider")), entry["model"]), frozenset(
