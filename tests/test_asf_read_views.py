@@ -20,10 +20,13 @@ from typing import Any
 import orjson
 import piconv
 import pytest
+from piconv import ir
 from piconv.converters.asf.read import request_context
-from test_asf_read import TS, _same_rfc_context, asf_bytes, item, render, user
+from test_asf_read import TS, _same_rfc_context, asf_bytes, item, render, to_asf, user
 
-HAND_WRITTEN = Path(__file__).resolve().parent / "data" / "asf" / "another-writer.asf.jsonl"
+REPO = Path(__file__).resolve().parent.parent
+HAND_WRITTEN = REPO / "tests" / "data" / "asf" / "another-writer.asf.jsonl"
+EXAMPLE = REPO / "examples" / "basic.jsonl"
 
 
 def test_a_hand_written_file_has_the_context_its_own_entries_give() -> None:
@@ -156,3 +159,72 @@ def test_the_context_of_a_redacted_document_holds_no_secret_wherever_the_file_ha
     assert TOKEN not in repr(redacted.context(leaf))
     assert TOKEN not in repr(request_context(redacted, leaf))
     assert TOKEN not in render(redacted, "openai").decode()
+
+
+def _continued() -> bytes:
+    """piconv's ASF of a pi session (examples/basic.jsonl), continued by another writer:
+    a fold keeping entries from the middle of an assistant turn piconv wrote (its second
+    item: the IR names the turn), an omit naming an entry piconv wrote, pinned items,
+    instruction parts, a branch from an entry piconv wrote."""
+    written = [orjson.loads(line) for line in to_asf(EXAMPLE.read_bytes()).splitlines()]
+    last = written[-1]["id"]
+    turn = [e["id"] for e in written if e.get("legacy_id") == "bf8f0e48"]  # reasoning, reply, call, response
+    user_item = next(e["id"] for e in written if e.get("legacy_id") == "1705a7ad")
+    ts = "2027-01-01T00:00:0%dZ"
+
+    def entry(kind: str, entry_id: str, parent: str, n: int, **more: Any) -> dict[str, Any]:
+        return {"type": kind, "id": entry_id, "parent": parent, "ts": ts % n, **more}
+
+    parts = [{"id": "product", "text": "Acme."}, {"id": "memory", "text": "Tabs."}]
+    more = [
+        entry(
+            "config",
+            "x-c",
+            last,
+            0,
+            replace=True,
+            model="m-2",
+            instructions_parts=parts,
+            omit={"items": [user_item]},
+        ),
+        entry("item", "x-u", "x-c", 1, item=user("go on")),
+        entry(
+            "item",
+            "x-r",
+            "x-u",
+            2,
+            response="resp_x",
+            item={"type": "reasoning", "summary": [{"type": "summary_text", "text": t} for t in ("a", "b")]},
+        ),
+        entry("response", "x-p", "x-r", 2, response_id="resp_x", model="m-2"),
+        entry(
+            "compaction",
+            "x-k",
+            "x-p",
+            3,
+            first_kept=turn[1],
+            summary=user("summary"),
+            pinned=[user("pinned")],
+            config={
+                "model": "m-2",
+                "instructions": "Acme.\n\nTabs.",
+                "tools": [{"type": "function", "name": "t"}],
+            },
+        ),
+        entry("item", "x-v", "x-k", 4, item=user("after the fold")),
+        entry("branch_summary", "x-b", turn[-1], 5, **{"from": "x-v"}, summary=user("left")),
+        entry("item", "x-w", "x-b", 6, item=user("elsewhere")),
+    ]
+    return b"".join(orjson.dumps(value) + b"\n" for value in [*written, *more])
+
+
+def test_a_file_piconv_wrote_that_another_writer_continued_has_the_context_its_own_entries_give() -> None:
+    # The context of such a file is made from the document written again by the asf
+    # format, which wrote the other writer's entries as it writes pi's: their pinned
+    # items, omit, instruction parts and the fold's first kept entry were lost.
+    data = _continued()
+    doc = piconv.load(data, reader="asf")
+    assert doc.issues == () and len(doc.leaves()) == 2
+    _same_rfc_context(data)
+    shown = [m.message for m in doc.context("x-v").messages]
+    assert any(isinstance(m, ir.UserMessage) and m.content[0].text == "pinned" for m in shown)  # type: ignore[union-attr,index]

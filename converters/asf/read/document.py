@@ -186,6 +186,9 @@ class _Reading:
         self.ids = _Ids(issues)
         self.ir_id: dict[str, str] = {}  # ASF id -> the IR id of the entry it belongs to
         self.read_pi = False  # was any entry read back from piconv's pi records?
+        # the IR ids of another writer's entries, once an entry was read back from pi (a
+        # file piconv wrote that another writer continued): only such a file pays for it
+        self.foreign_ids: set[str] = set()
         self.tool_names: dict[str, str] = {}
         self.models: dict[str, str] = {}  # response id -> the model its response entry names
         self.entries: list[ir.Entry] = []
@@ -195,6 +198,15 @@ class _Reading:
         self.misses = 0  # references resolved to no entry (yet)
         self.unmodelled: list[int] = []  # entries holding an assistant item whose model may come later
         self.looking_ahead: list[tuple[int, JSONDict]] = []  # (index in entries, the entry's line)
+
+    def pi_ids(self) -> dict[str, tuple[str, ...]]:
+        """The ASF ids of the entries written of each IR entry read back from pi, in
+        file order (``AsfContext.pi_ids``)."""
+        chains: dict[str, list[str]] = {}
+        for asf_id, ir_id in self.ir_id.items():
+            if ir_id not in self.foreign_ids:
+                chains.setdefault(ir_id, []).append(asf_id)
+        return {ir_id: tuple(asf_ids) for ir_id, asf_ids in chains.items()}
 
     def split(self, group: Group) -> list[tuple[Group, bool]]:
         if len(group) > 1 and not is_pi(group):
@@ -229,13 +241,15 @@ class _Reading:
             self.read_one(part, pi, self.assign(part, pi))
 
     def finish(self) -> None:
-        """What looked ahead, mended now that every entry is read: only a body names
-        other entries, so only the body is read again (the entry keeps the parent and the
-        ``extra`` it was added with)."""
+        """What looked ahead, mended now that every entry is read: each such entry is
+        read again, keeping the parent it was added with (a parent that was no entry made
+        before it stays in its ``extra``, the entry a root)."""
         for index, value in self.looking_ahead:
-            entry = self.entries[index]
-            body, _modelled = foreign.body(value, self.resolve, self.tool_names, self.models)
-            self.entries[index] = replace(entry, body=body)
+            added = self.entries[index]
+            made = self.made_of(added.origin.line, value, added.id, added.parent_id)
+            if "parent" in added.extra:
+                made = replace(made, extra={**made.extra, "parent": added.extra["parent"]})
+            self.entries[index] = made
         self.looking_ahead.clear()
         for index in self.unmodelled:
             entry = self.entries[index]
@@ -304,6 +318,8 @@ class _Reading:
         ):
             self.unmodelled.append(index)
         self.add(made, line)
+        if self.read_pi:
+            self.foreign_ids.add(made.id)
 
     def made_of(self, line: int, value: JSONDict, entry_id: str, parent: str | None) -> ir.Entry:
         made = foreign.entry(value, line, entry_id, parent, self.resolve, self.tool_names, self.models)
@@ -327,6 +343,8 @@ class _Reading:
                     made = replace(
                         made, id=target, origin=replace(made.origin, synthesized=synthesized), extra=kept
                     )
+                if not self.read_pi:  # every entry read so far was another writer's
+                    self.foreign_ids.update(entry.id for entry in self.entries)
                 self.add(made, last_line, pi=True)
                 self.read_pi = True
                 last.pop("pi", None)  # read: the context walk needs none of it
@@ -407,6 +425,7 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
     # rule for a file wholly from pi
     rule = AsfContext(
         from_pi=reading.read_pi,
+        pi_ids=reading.pi_ids() if reading.read_pi and reading.foreign_ids else None,
         harness_rule=harness_rule if from_pi else None,
     )
     del reading

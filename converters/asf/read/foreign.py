@@ -252,6 +252,16 @@ def with_model(message: ir.AssistantMessage, model: str) -> ir.AssistantMessage:
     return ir.replace(message, model=ir.ModelRef(None, model))
 
 
+def _reference(entry: JSONDict, member: str, resolve: Resolve) -> tuple[str | None, tuple[str, ...]]:
+    """The IR id of the entry ``member`` names, and ``(member,)`` when that id is all the
+    file said (the same id, or nothing named); else the member stays in ``extra`` as
+    written: a reference to no entry, or to one of the entries piconv wrote of a pi
+    entry, which the IR names as a whole."""
+    named = entry.get(member)
+    found = resolve(named)
+    return found, ((member,) if named is None or found == named else ())
+
+
 def body(
     entry: JSONDict, resolve: Resolve, tool_names: Mapping[str, str], models: Mapping[str, str]
 ) -> tuple[ir.Body, frozenset[str]]:
@@ -291,7 +301,7 @@ def body(
         if type(effort) is str:
             return ir.ReasoningLevelChange(effort), ENVELOPE
     if kind == "compaction":
-        first = resolve(entry.get("first_kept"))
+        first, kept_as = _reference(entry, "first_kept", resolve)
         config = entry.get("config")
         checkpoint = None
         if type(config) is dict and ("instructions" in config or "tools" in config):
@@ -305,16 +315,19 @@ def body(
             _int(entry.get("tokens_before")),
             checkpoint,
             usage(entry.get("usage")),
-        ), frozenset((*ENVELOPE, "first_kept", "tokens_before", "usage"))
+        ), frozenset((*ENVELOPE, *kept_as, "tokens_before", "usage"))
     if kind == "branch_summary":
+        from_id, kept_as = _reference(entry, "from", resolve)
         return ir.BranchSummary(
-            summary_text(entry.get("summary")), resolve(entry.get("from")), usage(entry.get("usage"))
-        ), frozenset((*ENVELOPE, "from", "usage"))
+            summary_text(entry.get("summary")), from_id, usage(entry.get("usage"))
+        ), frozenset((*ENVELOPE, *kept_as, "usage"))
     if kind == "label":
         label = entry.get("label")
+        target, kept_as = _reference(entry, "target", resolve)
         # a label that is neither a string nor null is no label the IR models: kept whole
-        modelled = ("target", "label") if label is None or type(label) is str else ("target",)
-        return ir.Label(resolve(entry.get("target")), _str(label)), frozenset((*ENVELOPE, *modelled))
+        if label is None or type(label) is str:
+            kept_as = (*kept_as, "label")
+        return ir.Label(target, _str(label)), frozenset((*ENVELOPE, *kept_as))
     if kind == "info" and type(entry.get("name")) is str:
         return ir.SessionName(entry["name"]), frozenset((*ENVELOPE, "name"))
     if kind == "custom":
