@@ -254,10 +254,11 @@ class _Reading:
         for index in self.unmodelled:
             entry = self.entries[index]
             message = entry.message
-            model = self.models.get(message.response_id) if isinstance(message, ir.AssistantMessage) else None  # type: ignore[arg-type]
-            if model is not None and message.model is None:  # type: ignore[union-attr]
-                entry = replace(entry, body=ir.MessageBody(foreign.with_model(message, model)))  # type: ignore[arg-type]
-                self.entries[index] = entry
+            if isinstance(message, ir.AssistantMessage) and message.model is None:
+                model = self.models.get(message.response_id or "")
+                if model is not None:
+                    body = ir.MessageBody(foreign.with_model(message, model))
+                    self.entries[index] = replace(entry, body=body)
         self.unmodelled.clear()
 
     def read_one(self, group: Group, pi: bool, own: dict[str, str]) -> None:

@@ -4,9 +4,9 @@ messages, or the rule of the harness that wrote the file when the reader knows i
 The context is made from the document it is asked of, never from the file (a filter may
 have changed the document since it was read, and the file's entries are not kept):
 another writer's entries are seen as the entries they were read from (``views.py``);
-entries piconv wrote from pi are written again by the ``asf`` format (``remade``), which
-gives them back the ids the file had; a file piconv wrote that another writer continued
-is seen both ways, entry by entry (``_joined``)."""
+entries piconv wrote from pi are written again by the ``asf`` format (``remade``); a file
+piconv wrote that another writer continued is seen both ways, entry by entry
+(``AsfContext._joined``)."""
 
 from __future__ import annotations
 
@@ -58,10 +58,10 @@ class AsfContext:
         if self._remade is None or self._remade[0] is not document.entries:
             self._remade = (document.entries, remade(document))
         written = self._remade[1]
-        if target not in written.chains:
-            raise KeyError(f"no entry with id {target!r}")
-        if self.pi_ids is not None:
+        if self.pi_ids is not None and document.get(target) is not None:
             return self._joined(document, target, written, self.pi_ids)
+        if self.pi_ids is not None or target not in written.chains:
+            raise KeyError(f"no entry with id {target!r}")
         return written.asf.path(written.chains[target][-1]["id"]), written.ir_id
 
     @staticmethod
@@ -207,8 +207,9 @@ class Remade(NamedTuple):
 
 def remade(document: ir.Document) -> Remade:
     """The ASF entries of a document read from piconv's ASF of a pi session, written again
-    by the registered ``asf`` format (the same entries, ids included, the file held, but
-    for the ``pi`` records' spelling)."""
+    by the registered ``asf`` format: the same entries the file held, but for the ``pi``
+    records' spelling (``layout``, ``text``: the document keeps no source lines), and so
+    for the ids, which hash it."""
     asf = AsfFile.of(_written_again(document))
     ir_id: dict[str, str] = {}
     chains: dict[str, list[JSONDict]] = {}

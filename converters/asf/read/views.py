@@ -10,11 +10,13 @@ another writer's file costs the document, not the document and every parsed line
 the envelope, a ``config``'s settings, an ``item``'s item, a ``compaction``'s
 ``first_kept`` and a ``branch_summary``'s ``from`` (every other member is in the entry's
 ``extra`` as it was read: a summary, a checkpoint, ``omit``, ``instructions_parts``, an
-extension's members). Ids are the IR's, which are the file's (another writer's ids are
-never renamed: a repeated id is skipped while reading). An item is spelled as the IR
-holds it (a function call's arguments serialised again, a text part's type from its
-role); where the context takes an entry's own item, ``rule.py`` uses the IR message
-itself.
+extension's members). Ids are the IR's, which are the file's: a repeated id is skipped
+while reading, and another writer's id is renamed only when a chain piconv wrote from pi
+holds it as its ``legacy_id`` (a file this module does not see, or one whose ``pi``
+record is not piconv's). An item is spelled as the IR holds it (a function call's
+arguments serialised again, a reasoning item's summary parts as one, a text part's type
+from its role); where the context takes an entry's own item, ``rule.py`` uses the IR
+message itself.
 """
 
 from __future__ import annotations
