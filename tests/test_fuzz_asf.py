@@ -7,6 +7,10 @@ is an entry or a reported problem, the tree has no cycle and no id twice, every 
 accepts its own output (its validation while converting and its checker), and the command
 line exits only with 0 or 3 and never shows a traceback.
 
+And what must hold for every well-formed file another writer could write, alone or
+continuing piconv's ASF of a pi session (tests/wellformed_asf.py): RFC 0001's context
+made from the document equals the one made from the file's own entries.
+
 The ``piconv-fuzz`` profile of tests/test_fuzz.py bounds the time
 (``PICONV_FUZZ_EXAMPLES`` examples per test, default 40).
 """
@@ -18,10 +22,16 @@ from pathlib import Path
 
 import hostile
 import hostile_asf
+import orjson
 import piconv
 import pytest
+import wellformed_asf
 from hypothesis import given
+from hypothesis import strategies as st
+from test_asf_read import _same_rfc_context, to_asf
 from test_fuzz import DOCUMENTED_EXITS, FUZZ, _cli
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def read(data: bytes) -> piconv.Document | None:
@@ -80,3 +90,21 @@ def test_the_command_line_exits_with_documented_codes(name: str, data: bytes, tm
     assert code == 0, err
     code, err = _cli("inspect", str(source), "--from", "asf", "--json")
     assert code == 0, err
+
+
+@FUZZ
+@given(data=wellformed_asf.files())
+def test_the_context_of_a_well_formed_file_is_the_one_its_own_entries_give(data: bytes) -> None:
+    _same_rfc_context(data)
+
+
+PI_WRITTEN = [
+    [orjson.loads(line) for line in to_asf((REPO / "examples" / name).read_bytes()).splitlines()]
+    for name in ("basic.jsonl", "branching.jsonl")
+]
+
+
+@FUZZ
+@given(data=st.sampled_from(PI_WRITTEN).flatmap(lambda lines: wellformed_asf.files([dict(v) for v in lines])))
+def test_the_context_of_a_file_piconv_wrote_that_another_writer_continued_is_its_own(data: bytes) -> None:
+    _same_rfc_context(data)

@@ -133,25 +133,30 @@ def resume_leaf(nodes: list[Node]) -> str | None:
     if target is None:
         found = nodes[-1][0]
     else:
-        found = target
-        for n in nodes[at + 1 :]:
-            if is_leaf_label(n):
-                continue
-            walk: Node | None = n
-            while walk is not None and walk[0] != target:
-                parent = walk[1]
-                walk = (
-                    index.get(parent)
-                    if type(parent) is str and position.get(parent, -1) < position[walk[0]]
-                    else None
+        # Whether each entry descends from the target, its parents walked while each is
+        # written before its child; one pass in file order (a walk up from every entry
+        # after the label took a time quadratic in the entries below a long path).
+        descends: dict[str, bool] = {}
+        for i, (entry_id, parent, _label, _aim) in enumerate(nodes):
+            if position[entry_id] == i:  # the entry an id names (the last of its lines)
+                descends[entry_id] = entry_id == target or (
+                    type(parent) is str and position.get(parent, -1) < i and descends.get(parent, False)
                 )
-            if walk is not None:
-                found = n[0]
+        found = target
+        for entry_id, parent, label, _aim in nodes[at + 1 :]:
+            if label == "leaf":
+                continue
+            if entry_id == target or (
+                type(parent) is str
+                and position.get(parent, -1) < position[entry_id]
+                and descends.get(parent, False)
+            ):
+                found = entry_id
     current = index[found]
     while is_leaf_label(current):
         parent = current[1]
-        if type(parent) is not str or parent not in index:
-            break
+        if type(parent) is not str or position.get(parent, len(nodes)) >= position[current[0]]:
+            break  # no parent written before it (labels naming each other would loop)
         current = index[parent]
     return current[0]
 

@@ -186,16 +186,27 @@ class _Reading:
         self.ids = _Ids(issues)
         self.ir_id: dict[str, str] = {}  # ASF id -> the IR id of the entry it belongs to
         self.read_pi = False  # was any entry read back from piconv's pi records?
+        # the IR ids of another writer's entries, once an entry was read back from pi (a
+        # file piconv wrote that another writer continued): only such a file pays for it
+        self.foreign_ids: set[str] = set()
         self.tool_names: dict[str, str] = {}
         self.models: dict[str, str] = {}  # response id -> the model its response entry names
         self.entries: list[ir.Entry] = []
         self.made: set[str] = set()
-        self.last_of: dict[str, str] = {}  # IR id -> the last ASF entry it was read from
         self.all_pi = True
         self.expected = 0  # the pi line the next chain is expected to stand for
         self.misses = 0  # references resolved to no entry (yet)
         self.unmodelled: list[int] = []  # entries holding an assistant item whose model may come later
-        self.looking_ahead: list[tuple[int, int, JSONDict, str, str | None]] = []
+        self.looking_ahead: list[tuple[int, JSONDict]] = []  # (index in entries, the entry's line)
+
+    def pi_ids(self) -> dict[str, tuple[str, ...]]:
+        """The ASF ids of the entries written of each IR entry read back from pi, in
+        file order (``AsfContext.pi_ids``)."""
+        chains: dict[str, list[str]] = {}
+        for asf_id, ir_id in self.ir_id.items():
+            if ir_id not in self.foreign_ids:
+                chains.setdefault(ir_id, []).append(asf_id)
+        return {ir_id: tuple(asf_ids) for ir_id, asf_ids in chains.items()}
 
     def split(self, group: Group) -> list[tuple[Group, bool]]:
         if len(group) > 1 and not is_pi(group):
@@ -230,17 +241,24 @@ class _Reading:
             self.read_one(part, pi, self.assign(part, pi))
 
     def finish(self) -> None:
-        """What looked ahead, mended now that every entry is read."""
-        for index, line, value, entry_id, parent in self.looking_ahead:
-            self.entries[index] = self.made_of(line, value, entry_id, parent)
+        """What looked ahead, mended now that every entry is read: each such entry is
+        read again, keeping the parent it was added with (a parent that was no entry made
+        before it stays in its ``extra``, the entry a root)."""
+        for index, value in self.looking_ahead:
+            added = self.entries[index]
+            made = self.made_of(added.origin.line, value, added.id, added.parent_id)
+            if "parent" in added.extra:
+                made = replace(made, extra={**made.extra, "parent": added.extra["parent"]})
+            self.entries[index] = made
         self.looking_ahead.clear()
         for index in self.unmodelled:
             entry = self.entries[index]
             message = entry.message
-            model = self.models.get(message.response_id) if isinstance(message, ir.AssistantMessage) else None  # type: ignore[arg-type]
-            if model is not None and message.model is None:  # type: ignore[union-attr]
-                entry = replace(entry, body=ir.MessageBody(foreign.with_model(message, model)))  # type: ignore[arg-type]
-                self.entries[index] = entry
+            if isinstance(message, ir.AssistantMessage) and message.model is None:
+                model = self.models.get(message.response_id or "")
+                if model is not None:
+                    body = ir.MessageBody(foreign.with_model(message, model))
+                    self.entries[index] = replace(entry, body=body)
         self.unmodelled.clear()
 
     def read_one(self, group: Group, pi: bool, own: dict[str, str]) -> None:
@@ -259,7 +277,7 @@ class _Reading:
             self.misses += 1
         return found
 
-    def add(self, made: ir.Entry, line: int, asf_id: str, *, pi: bool = False) -> None:
+    def add(self, made: ir.Entry, line: int, *, pi: bool = False) -> None:
         """``made`` into the document, its parent made before it (else a root; a pi entry
         keeps the parent it had, as the pi reader keeps it)."""
         parent = made.parent_id
@@ -282,7 +300,6 @@ class _Reading:
             else:
                 made = replace(made, parent_id=None, extra={**made.extra, "parent": parent})
         self.made.add(made.id)
-        self.last_of[made.id] = asf_id
         self.entries.append(made)
 
     def foreign(self, line: int, value: JSONDict, entry_id: str, parent: str | None) -> None:
@@ -293,7 +310,7 @@ class _Reading:
         made = self.made_of(line, value, entry_id, parent)
         index = len(self.entries)
         if self.misses != misses:  # it names an entry not read yet: read again at the end
-            self.looking_ahead.append((index, line, value, entry_id, parent))
+            self.looking_ahead.append((index, value))
         message = made.message
         if (
             isinstance(message, ir.AssistantMessage)
@@ -301,7 +318,9 @@ class _Reading:
             and message.response_id is not None
         ):
             self.unmodelled.append(index)
-        self.add(made, line, value["id"])
+        self.add(made, line)
+        if self.read_pi:
+            self.foreign_ids.add(made.id)
 
     def made_of(self, line: int, value: JSONDict, entry_id: str, parent: str | None) -> ir.Entry:
         made = foreign.entry(value, line, entry_id, parent, self.resolve, self.tool_names, self.models)
@@ -325,7 +344,9 @@ class _Reading:
                     made = replace(
                         made, id=target, origin=replace(made.origin, synthesized=synthesized), extra=kept
                     )
-                self.add(made, last_line, last["id"], pi=True)
+                if not self.read_pi:  # every entry read so far was another writer's
+                    self.foreign_ids.update(entry.id for entry in self.entries)
+                self.add(made, last_line, pi=True)
                 self.read_pi = True
                 last.pop("pi", None)  # read: the context walk needs none of it
             return after
@@ -405,6 +426,7 @@ def read_asf(stream: IO[bytes], options: Mapping[str, Any]) -> ir.Document:
     # rule for a file wholly from pi
     rule = AsfContext(
         from_pi=reading.read_pi,
+        pi_ids=reading.pi_ids() if reading.read_pi and reading.foreign_ids else None,
         harness_rule=harness_rule if from_pi else None,
     )
     del reading

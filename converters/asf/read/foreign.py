@@ -200,11 +200,16 @@ def usage(value: Any) -> ir.Usage | None:
 def _tool(value: Any) -> ir.ToolSpec:
     if type(value) is not dict:
         return ir.ToolSpec(None, None, None, {"value": value})
+    # a member the IR holds only as a string (or, parameters, as a value) stays in extra
+    # when it is anything else, a null among them: the declaration is kept as written
+    modelled = {key for key in ("name", "description") if type(value.get(key)) is str}
+    if value.get("parameters") is not None:
+        modelled.add("parameters")
     return ir.ToolSpec(
         _str(value.get("name")),
         _str(value.get("description")),
         value.get("parameters"),
-        _kept(value, {"name", "description", "parameters"}),
+        _kept(value, modelled),
     )
 
 
@@ -223,14 +228,18 @@ def millis(ts: Any) -> float | None:
     return seconds * 1000 + (int(digits.ljust(9, "0")) / 1e6 if digits else 0)
 
 
+def _removed(name: Any) -> ir.ToolSpec:
+    """A name ``tools_removed`` lists; one that is no string is kept whole, as a tool
+    declaration that is no object is (``_tool``)."""
+    return ir.ToolSpec(name) if type(name) is str else ir.ToolSpec(None, None, None, {"value": name})
+
+
 def system_message(instructions: Any, tools: Any, removed: Any = None, ts: Any = None) -> ir.SystemMessage:
     """A system message: the instructions and tools a ``config`` sets, at ``ts``."""
     return ir.SystemMessage(
         content=instructions if type(instructions) is str else None,
         tools_added=tuple(_tool(t) for t in tools) if type(tools) is list else None,
-        tools_removed=tuple(ir.ToolSpec(n if type(n) is str else None) for n in removed)
-        if type(removed) is list
-        else None,
+        tools_removed=tuple(_removed(n) for n in removed) if type(removed) is list else None,
         timestamp=millis(ts),
     )
 
@@ -241,6 +250,16 @@ def system_message(instructions: Any, tools: Any, removed: Any = None, ts: Any =
 def with_model(message: ir.AssistantMessage, model: str) -> ir.AssistantMessage:
     """An assistant item's message with the model its ``response`` entry names."""
     return ir.replace(message, model=ir.ModelRef(None, model))
+
+
+def _reference(entry: JSONDict, member: str, resolve: Resolve) -> tuple[str | None, tuple[str, ...]]:
+    """The IR id of the entry ``member`` names, and ``(member,)`` when that id is all the
+    file said (the same id, or nothing named); else the member stays in ``extra`` as
+    written: a reference to no entry, or to one of the entries piconv wrote of a pi
+    entry, which the IR names as a whole."""
+    named = entry.get(member)
+    found = resolve(named)
+    return found, ((member,) if named is None or found == named else ())
 
 
 def body(
@@ -268,8 +287,11 @@ def body(
                 entry.get("tools_removed"),
                 entry.get("ts"),
             )
+            # a member of another shape than the IR holds (instructions that are no
+            # string, tools in no list) stays in extra as written
+            shapes = (("instructions", str), ("tools_added", list), ("tools_removed", list))
             return ir.MessageBody(message), frozenset(
-                (*ENVELOPE, "instructions", "tools_added", "tools_removed")
+                (*ENVELOPE, *(key for key, shape in shapes if type(entry.get(key)) is shape))
             )
         if type(entry.get("model")) is str:
             return ir.ModelChange(_str(entry.get("provider")), entry["model"]), frozenset(
@@ -279,7 +301,7 @@ def body(
         if type(effort) is str:
             return ir.ReasoningLevelChange(effort), ENVELOPE
     if kind == "compaction":
-        first = resolve(entry.get("first_kept"))
+        first, kept_as = _reference(entry, "first_kept", resolve)
         config = entry.get("config")
         checkpoint = None
         if type(config) is dict and ("instructions" in config or "tools" in config):
@@ -293,16 +315,19 @@ def body(
             _int(entry.get("tokens_before")),
             checkpoint,
             usage(entry.get("usage")),
-        ), frozenset((*ENVELOPE, "first_kept", "tokens_before", "usage"))
+        ), frozenset((*ENVELOPE, *kept_as, "tokens_before", "usage"))
     if kind == "branch_summary":
+        from_id, kept_as = _reference(entry, "from", resolve)
         return ir.BranchSummary(
-            summary_text(entry.get("summary")), resolve(entry.get("from")), usage(entry.get("usage"))
-        ), frozenset((*ENVELOPE, "from", "usage"))
+            summary_text(entry.get("summary")), from_id, usage(entry.get("usage"))
+        ), frozenset((*ENVELOPE, *kept_as, "usage"))
     if kind == "label":
         label = entry.get("label")
+        target, kept_as = _reference(entry, "target", resolve)
         # a label that is neither a string nor null is no label the IR models: kept whole
-        modelled = ("target", "label") if label is None or type(label) is str else ("target",)
-        return ir.Label(resolve(entry.get("target")), _str(label)), frozenset((*ENVELOPE, *modelled))
+        if label is None or type(label) is str:
+            kept_as = (*kept_as, "label")
+        return ir.Label(target, _str(label)), frozenset((*ENVELOPE, *kept_as))
     if kind == "info" and type(entry.get("name")) is str:
         return ir.SessionName(entry["name"]), frozenset((*ENVELOPE, "name"))
     if kind == "custom":

@@ -4,17 +4,20 @@ messages, or the rule of the harness that wrote the file when the reader knows i
 The context is made from the document it is asked of, never from the file (a filter may
 have changed the document since it was read, and the file's entries are not kept):
 another writer's entries are seen as the entries they were read from (``views.py``);
-entries piconv wrote from pi are written again by the ``asf`` format (``remade``)."""
+entries piconv wrote from pi are written again by the ``asf`` format (``remade``); a file
+piconv wrote that another writer continued is seen both ways, entry by entry
+(``AsfContext._joined``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from piconv import ir
 
 from . import foreign
 from .context import AsfFile, Context, build_context
-from .views import path_views
+from .views import entry_view, path_views
 
 JSONDict = dict
 
@@ -23,21 +26,26 @@ class AsfContext:
     """The ``asf`` reader's context rule for the documents made from one file.
     ``harness_rule``, when given, is the rule of the harness that wrote the file (pi's,
     for a file piconv wrote from pi); ``from_pi``: whether any entry was read back from
-    piconv's ``pi`` records (the RFC context then needs the file written again)."""
+    piconv's ``pi`` records (the RFC context then needs the file written again);
+    ``pi_ids``, for a file piconv wrote that another writer continued: the ids the file
+    gave the entries written of each IR entry read back from pi, in file order (the
+    other writer's entries name them)."""
 
-    __slots__ = ("_remade", "from_pi", "harness_rule")
+    __slots__ = ("_remade", "from_pi", "harness_rule", "pi_ids")
 
     def __init__(
         self,
         *,
         from_pi: bool,
+        pi_ids: Mapping[str, tuple[str, ...]] | None = None,
         harness_rule: Callable[[ir.Document, str | None], ir.Context] | None = None,
     ) -> None:
         self.from_pi = from_pi
+        self.pi_ids = pi_ids
         self.harness_rule = harness_rule
         # the entries written again, for the entries of one document (a filter makes
         # another document, which is written again in its turn)
-        self._remade: tuple[tuple[ir.Entry, ...], AsfFile, Mapping[str, str], Mapping[str, str]] | None = None
+        self._remade: tuple[tuple[ir.Entry, ...], Remade] | None = None
 
     def _path(self, document: ir.Document, target: str) -> tuple[list[JSONDict], Mapping[str, str]]:
         """The ASF entries from the root down to the IR entry ``target``, and the IR id
@@ -47,14 +55,47 @@ class AsfContext:
                 raise KeyError(f"no entry with id {target!r}")
             path = path_views(document, target)
             return path, {e["id"]: e["id"] for e in path}
-        made = self._remade
-        if made is None or made[0] is not document.entries:
-            asf, ir_id, last_of = remade(document)
-            made = self._remade = (document.entries, asf, ir_id, last_of)
-        _entries, asf, ir_id, last_of = made
-        if target not in last_of:
+        if self._remade is None or self._remade[0] is not document.entries:
+            self._remade = (document.entries, remade(document))
+        written = self._remade[1]
+        if self.pi_ids is not None and document.get(target) is not None:
+            return self._joined(document, target, written, self.pi_ids)
+        if self.pi_ids is not None or target not in written.chains:
             raise KeyError(f"no entry with id {target!r}")
-        return asf.path(last_of[target]), ir_id
+        return written.asf.path(written.chains[target][-1]["id"]), written.ir_id
+
+    @staticmethod
+    def _joined(
+        document: ir.Document, target: str, written: Remade, pi_ids: Mapping[str, tuple[str, ...]]
+    ) -> tuple[list[JSONDict], dict[str, str]]:
+        """The path to ``target`` of a file piconv wrote that another writer continued:
+        each entry read back from pi as the entries the ``asf`` format writes of it,
+        under the ids the file gave them (the pi records' spelling, which an id hashes,
+        may differ), which the other writer's entries name; each of the other writer's as
+        it was read (``views.entry_view``), a compaction keeping entries from the one of a
+        pi entry's that the file named."""
+        path: list[JSONDict] = []
+        owners: list[str] = []  # the IR id of each
+        in_file: dict[str, str] = {}  # the id of an entry written again -> the file's
+        for entry in document.path(target):
+            file_ids = pi_ids.get(entry.id)
+            if file_ids is None:  # the other writer's
+                view = entry_view(entry)
+                kept = view.get("first_kept")
+                if view.get("type") == "compaction" and kept in pi_ids:
+                    named = entry.extra.get("first_kept")  # kept there when it is no IR id
+                    view["first_kept"] = named if named in pi_ids[kept] else pi_ids[kept][0]
+                path.append(view)
+                owners.append(entry.id)
+                continue
+            chain = written.chains.get(entry.id, [])
+            if len(chain) == len(file_ids):  # as the file wrote them (a filter may change that)
+                in_file.update(zip((value["id"] for value in chain), file_ids, strict=True))
+            path.extend(chain)
+            owners.extend(entry.id for _value in chain)
+        if in_file:
+            path = [_renamed(value, in_file) if value["id"] in in_file else value for value in path]
+        return path, {value["id"]: owner for value, owner in zip(path, owners, strict=True)}
 
     def ir_ids(self, document: ir.Document, leaf_id: str | None = None) -> Mapping[str, str]:
         """The IR id of each ASF entry on the path to ``leaf_id`` (the ids
@@ -140,20 +181,44 @@ class AsfContext:
         )
 
 
-def remade(document: ir.Document) -> tuple[AsfFile, dict[str, str], dict[str, str]]:
+def _renamed(value: JSONDict, in_file: Mapping[str, str]) -> JSONDict:
+    """An entry the ``asf`` format wrote again under the ids the file gave it and the
+    entries it names (the members the context algorithm reads ids from)."""
+    value = {**value, "id": in_file[value["id"]]}
+    if type(value.get("first_kept")) is str:
+        value["first_kept"] = in_file.get(value["first_kept"], value["first_kept"])
+    if type(value.get("items")) is list:  # a pi:context_edit's
+        value["items"] = [in_file.get(name, name) if type(name) is str else name for name in value["items"]]
+    omit = value.get("omit")
+    if type(omit) is dict and type(omit.get("items")) is list:
+        items = [in_file.get(name, name) if type(name) is str else name for name in omit["items"]]
+        value["omit"] = {**omit, "items": items}
+    return value
+
+
+class Remade(NamedTuple):
+    """A document written again by the ``asf`` format: its entries, the IR id of each
+    (``ir_id``) and the entries written of each IR entry, in file order (``chains``)."""
+
+    asf: AsfFile
+    ir_id: dict[str, str]
+    chains: dict[str, list[JSONDict]]
+
+
+def remade(document: ir.Document) -> Remade:
     """The ASF entries of a document read from piconv's ASF of a pi session, written again
-    by the registered ``asf`` format (the same entries the file held, but for the ``pi``
-    records' spelling), with the maps from ASF ids to IR ids and from IR ids to the last
-    ASF entry written for each."""
+    by the registered ``asf`` format: the same entries the file held, but for the ``pi``
+    records' spelling (``layout``, ``text``: the document keeps no source lines), and so
+    for the ids, which hash it."""
     asf = AsfFile.of(_written_again(document))
     ir_id: dict[str, str] = {}
-    last_of: dict[str, str] = {}
+    chains: dict[str, list[JSONDict]] = {}
     for entry in asf.entries:
         legacy = entry.get("legacy_id")  # the IR id, as the writer keeps it (normalisation undone)
         if type(legacy) is str:
             ir_id[entry["id"]] = legacy
-            last_of[legacy] = entry["id"]  # the chain's last entry comes last
-    return asf, ir_id, last_of
+            chains.setdefault(legacy, []).append(entry)
+    return Remade(asf, ir_id, chains)
 
 
 def _written_again(document: ir.Document) -> bytes:

@@ -10,11 +10,13 @@ another writer's file costs the document, not the document and every parsed line
 the envelope, a ``config``'s settings, an ``item``'s item, a ``compaction``'s
 ``first_kept`` and a ``branch_summary``'s ``from`` (every other member is in the entry's
 ``extra`` as it was read: a summary, a checkpoint, ``omit``, ``instructions_parts``, an
-extension's members). Ids are the IR's, which are the file's (another writer's ids are
-never renamed: a repeated id is skipped while reading). An item is spelled as the IR
-holds it (a function call's arguments serialised again, a text part's type from its
-role); where the context takes an entry's own item, ``rule.py`` uses the IR message
-itself.
+extension's members). Ids are the IR's, which are the file's: a repeated id is skipped
+while reading, and another writer's id is renamed only when a chain piconv wrote from pi
+holds it as its ``legacy_id`` (a file this module does not see, or one whose ``pi``
+record is not piconv's). An item is spelled as the IR holds it (a function call's
+arguments serialised again, a reasoning item's summary parts as one, a text part's type
+from its role); where the context takes an entry's own item, ``rule.py`` uses the IR
+message itself.
 """
 
 from __future__ import annotations
@@ -106,17 +108,27 @@ def _settings(message: ir.SystemMessage, value: JSONDict) -> None:
     if message.tools_added is not None:
         value["tools_added"] = [_tool(tool) for tool in message.tools_added]
     if message.tools_removed is not None:
-        value["tools_removed"] = [tool.name for tool in message.tools_removed]
+        value["tools_removed"] = [_tool_name(tool) for tool in message.tools_removed]
 
 
-def _tool(tool: ir.ToolSpec) -> Any:
-    if (
+def _kept_whole(tool: ir.ToolSpec) -> bool:
+    """Whether ``tool`` holds a declaration (or a removed name) of no shape the IR
+    models, kept whole in ``extra["value"]`` (``foreign._tool``, ``foreign._removed``)."""
+    return (
         tool.name is None
         and tool.description is None
         and tool.parameters is None
         and set(tool.extra) == {"value"}
-    ):
-        return tool.extra["value"]  # a declaration that was no object, kept whole
+    )
+
+
+def _tool_name(tool: ir.ToolSpec) -> Any:
+    return tool.extra["value"] if _kept_whole(tool) else tool.name
+
+
+def _tool(tool: ir.ToolSpec) -> Any:
+    if _kept_whole(tool):
+        return tool.extra["value"]  # a declaration that was no object
     value: JSONDict = dict(tool.extra)
     for key in ("name", "description", "parameters"):
         member = getattr(tool, key)
@@ -152,10 +164,12 @@ def item_of(message: ir.Message, role: str | None) -> Any:
             item["call_id"] = message.call_id
         return item
     if isinstance(message, ir.AssistantMessage):
+        # a message item's parts are never reasoning or a call: one such part is the
+        # item itself (whatever members it carries, a ``role`` among them)
         parts = message.content or ()
-        if role is None and len(parts) == 1 and isinstance(parts[0], ir.Reasoning):
+        if len(parts) == 1 and isinstance(parts[0], ir.Reasoning):
             return _reasoning(parts[0])
-        if role is None and len(parts) == 1 and isinstance(parts[0], ir.ToolCall):
+        if len(parts) == 1 and isinstance(parts[0], ir.ToolCall):
             return _call(parts[0])
         return {
             **message.extra,
@@ -182,8 +196,20 @@ def _call(part: ir.ToolCall) -> JSONDict:
         item["name"] = part.name
     arguments = part.arguments
     if arguments is not None:
-        item["arguments"] = arguments if type(arguments) is str else orjson.dumps(arguments).decode()
+        item["arguments"] = _arguments_text(arguments)
     return item
+
+
+def _arguments_text(arguments: Any) -> str:
+    """A call's arguments as its item spelled them (``foreign._arguments`` undone): a
+    string is the text the model wrote when it is no JSON, else the JSON string it was
+    (``"\\"123\\""`` read as ``"123"``, which is no number)."""
+    if type(arguments) is str:
+        try:
+            orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return arguments
+    return orjson.dumps(arguments).decode()
 
 
 def _content(content: ir.Content | None, text_type: str) -> Any:
