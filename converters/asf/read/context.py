@@ -65,10 +65,6 @@ class AsfFile:
         """The leaf RFC 0001's resume rule gives."""
         return resume_leaf([node(e) for e in self.entries])
 
-    def leaves(self) -> list[str]:
-        parents = {e.get("parent") for e in self.entries if type(e.get("parent")) is str}
-        return [e["id"] for e in self.entries if e["id"] not in parents]
-
     def path(self, leaf: str) -> list[JSONDict]:
         out = []
         node = self.index.get(leaf)

@@ -21,6 +21,7 @@ message itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -72,9 +73,15 @@ def _envelope(entry: ir.Entry) -> JSONDict:
     return {"type": entry.origin.source_type, "id": entry.id, "parent": entry.parent_id}
 
 
+def _members(extra: Mapping[str, Any]) -> JSONDict:
+    """A new dict of ``extra``'s members (most are ``ir.EMPTY``, which a dict copies
+    slower than it makes an empty one: the views of a path are made at each context)."""
+    return dict(extra) if extra else {}
+
+
 def entry_view(entry: ir.Entry) -> JSONDict:
     """``entry`` as the ASF entry it was read from, for the context algorithm."""
-    value: JSONDict = dict(entry.extra)
+    value = _members(entry.extra)
     value.pop("parent", None)  # a parent that named no earlier entry: the entry is a root
     if entry.origin.source_type is not None:
         value["type"] = entry.origin.source_type
@@ -146,20 +153,16 @@ def item_of(message: ir.Message, role: str | None) -> Any:
     if isinstance(message, ir.UnknownMessage):
         return message.value
     if isinstance(message, ir.UserMessage):
-        return {
-            **message.extra,
-            "type": "message",
-            "role": "user",
-            "content": _content(message.content, "input_text"),
-        }
+        item = _members(message.extra)
+        item.update(type="message", role="user", content=_content(message.content, "input_text"))
+        return item
     if isinstance(message, ir.SystemMessage):
-        return {**message.extra, "type": "message", "content": _content(message.content, "input_text")}
+        item = _members(message.extra)
+        item.update(type="message", content=_content(message.content, "input_text"))
+        return item
     if isinstance(message, ir.ToolResult):
-        item = {
-            **message.extra,
-            "type": "function_call_output",
-            "output": _content(message.content, "input_text"),
-        }
+        item = _members(message.extra)
+        item.update(type="function_call_output", output=_content(message.content, "input_text"))
         if message.call_id is not None:
             item["call_id"] = message.call_id
         return item
@@ -171,12 +174,9 @@ def item_of(message: ir.Message, role: str | None) -> Any:
             return _reasoning(parts[0])
         if len(parts) == 1 and isinstance(parts[0], ir.ToolCall):
             return _call(parts[0])
-        return {
-            **message.extra,
-            "type": "message",
-            "role": "assistant",
-            "content": _content(parts, "output_text"),
-        }
+        item = _members(message.extra)
+        item.update(type="message", role="assistant", content=_content(parts, "output_text"))
+        return item
     return {"type": "message", "role": role, "content": []}
 
 
@@ -220,7 +220,9 @@ def _content(content: ir.Content | None, text_type: str) -> Any:
 
 def _part(part: ir.Part, text_type: str) -> Any:
     if isinstance(part, ir.Text):
-        made: JSONDict = {**part.extra, "type": text_type, "text": part.text}
+        made = _members(part.extra)
+        made["type"] = text_type
+        made["text"] = part.text
         if text_type == "output_text":
             made.setdefault("annotations", [])
         return made
