@@ -192,3 +192,18 @@ def _options() -> object:
     from piconv.redaction.api import RedactOptions
 
     return RedactOptions()
+
+
+def test_pis_session_directory_from_a_working_directory_that_is_gone(tmp_path: Path) -> None:
+    import os
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    home = tmp_path / "home"
+    here = os.getcwd()
+    os.chdir(gone)
+    try:
+        gone.rmdir()
+        assert pi_sessions_dir({"HOME": str(home)}, omp=False) == str(home / ".pi" / "agent" / "sessions")
+    finally:
+        os.chdir(here)

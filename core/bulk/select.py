@@ -193,13 +193,23 @@ def pi_sessions_dir(
         if env.get(f"{app}_CODING_AGENT_DIR")
         else os.path.join(_home(env), config, "agent")
     )
-    project = os.path.join(os.getcwd() if cwd is None else cwd, config, "settings.json")
-    configured = _settings_session_dir(project) or _settings_session_dir(
+    configured = _settings_session_dir(_project_settings(cwd, config)) or _settings_session_dir(
         os.path.join(agent_dir, "settings.json")
     )
     if configured:
         return _expand(configured, env)
     return os.path.join(agent_dir, "sessions")
+
+
+def _project_settings(cwd: str | None, config: str) -> str | None:
+    """The project's settings file in ``cwd`` (default: the working directory; None
+    when that directory is gone, as a removed one is)."""
+    if cwd is None:
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            return None
+    return os.path.join(cwd, config, "settings.json")
 
 
 def _home(env: Mapping[str, str]) -> str:
@@ -215,9 +225,11 @@ def _expand(path: str, env: Mapping[str, str]) -> str:
     return path
 
 
-def _settings_session_dir(path: str) -> str | None:
+def _settings_session_dir(path: str | None) -> str | None:
     """The ``sessionDir`` of pi's settings file at ``path``, if it sets one. A file that
     cannot be read or is not JSON sets nothing (pi reports it; piconv goes on without)."""
+    if path is None:
+        return None
     try:
         with open(path, "rb") as fh:
             import orjson
